@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { configSchema, type Config } from './schema.js';
+
+export type { Config, LimitSet, StaticKeyConfig, JwtConfig, UpstreamConfig, ConfigInput } from './schema.js';
+
+/** A configuration problem: one line naming the key path and what is wrong. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Expands `${VAR}` and `${VAR:-default}` in a YAML text. Done on the text, before parsing,
+ * so a variable may hold any scalar (a number for a port, a URL, a key).
+ */
+export function expandEnv(text: string, env: Env): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
+    const value = env[name];
+    if (value !== undefined && value !== '') return value;
+    return fallback ?? '';
+  });
+}
+
+/** Applies the documented environment overrides (SPEC 2) on top of the parsed YAML. */
+function applyOverrides(raw: Record<string, unknown>, env: Env): void {
+  const section = (name: string): Record<string, unknown> => {
+    const existing = raw[name];
+    if (existing && typeof existing === 'object' && !Array.isArray(existing)) return existing as Record<string, unknown>;
+    const created: Record<string, unknown> = {};
+    raw[name] = created;
+    return created;
+  };
+  const upstream = (name: string): Record<string, unknown> => {
+    const ups = section('upstreams');
+    const existing = ups[name];
+    if (existing && typeof existing === 'object') return existing as Record<string, unknown>;
+    const created: Record<string, unknown> = {};
+    ups[name] = created;
+    return created;
+  };
+  if (env.HOST) section('server').host = env.HOST;
+  if (env.PORT) {
+    const port = Number(env.PORT);
+    section('server').port = Number.isInteger(port) ? port : env.PORT;
+  }
+  if (env.SERVICE_URL) upstream('service').url = env.SERVICE_URL;
+  if (env.INFERENCE_URL) upstream('inference').url = env.INFERENCE_URL;
+  if (env.REDIS_URL) section('redis').url = env.REDIS_URL;
+  if (env.LOG_LEVEL) section('logging').level = env.LOG_LEVEL;
+}
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || '(root)';
+}
+
+/** Parses and validates a YAML config text. Throws ConfigError with a one-line message. */
+export function parseConfig(text: string, env: Env = process.env, source = 'config'): Config {
+  const doc = parseDocument(expandEnv(text, env), { prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    throw new ConfigError(`${source}: invalid YAML: ${first.message.split('\n')[0]}`);
+  }
+  const parsed: unknown = doc.toJS() ?? {};
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`${source}: the top level must be a mapping of sections (server, upstreams, auth, ...)`);
+  }
+  applyOverrides(parsed as Record<string, unknown>, env);
+  const result = configSchema.safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const detail = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+    throw new ConfigError(`${source}: ${formatPath(issue.path)}: ${detail}`);
+  }
+  return result.data;
+}
+
+/** Reads the config file (TOLLGATE_CONFIG or the given path) and validates it. */
+export function loadConfig(path: string, env: Env = process.env): Config {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(`${path}: cannot read config file (${code === 'ENOENT' ? 'no such file' : code ?? 'error'})`);
+  }
+  return parseConfig(text, env, path);
+}

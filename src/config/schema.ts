@@ -1,0 +1,168 @@
+import { z } from 'zod';
+
+/** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
+const byteSize = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
+  if (typeof value === 'number') return value;
+  const match = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(value.trim());
+  if (!match) {
+    ctx.addIssue({ code: 'custom', message: `"${value}" is not a size (use e.g. 10mb, 512kb or a number of bytes)` });
+    return z.NEVER;
+  }
+  const units: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+  return Math.floor(Number(match[1]) * units[(match[2] ?? 'b').toLowerCase()]!);
+});
+
+const nonNegativeInt = z.number().int().nonnegative();
+const positiveInt = z.number().int().positive();
+const sha256Hex = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a SHA-256 digest: 64 hex characters').transform((s) => s.toLowerCase());
+const namePart = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 of [A-Za-z0-9._-]');
+
+/** Per-scope limits; every one is optional (absent = unlimited). */
+export const limitSetSchema = z
+  .object({
+    rpm: positiveInt.optional(),
+    tpm: positiveInt.optional(),
+    concurrency: positiveInt.optional(),
+    tokensPerDay: positiveInt.optional(),
+  })
+  .strict();
+export type LimitSet = z.infer<typeof limitSetSchema>;
+
+const upstreamAuthSchema = z.union([
+  z.literal('passthrough'),
+  z.object({ bearer: z.string().min(1, 'must not be empty') }).strict(),
+]);
+
+const upstreamSchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+    auth: upstreamAuthSchema.default('passthrough'),
+    timeoutMs: positiveInt.default(120_000),
+    maxSockets: positiveInt.default(256),
+  })
+  .strict();
+export type UpstreamConfig = z.infer<typeof upstreamSchema>;
+
+const staticKeySchema = z
+  .object({
+    id: z.string().min(1),
+    sha256: sha256Hex,
+    team: namePart,
+    projects: z.array(z.union([z.literal('*'), namePart])).default(['*']),
+    defaultProject: namePart.default('default'),
+    limits: limitSetSchema.default({}),
+  })
+  .strict();
+export type StaticKeyConfig = z.infer<typeof staticKeySchema>;
+
+const jwtSchema = z
+  .object({
+    jwksUrl: z.url().optional(),
+    secret: z.string().min(1).optional(),
+    publicKey: z.string().min(1).optional(),
+    issuer: z.string().optional(),
+    audience: z.union([z.string(), z.array(z.string())]).optional(),
+    algorithms: z.array(z.string()).min(1).optional(),
+    claims: z
+      .object({
+        team: z.string().default('team'),
+        projects: z.string().default('projects'),
+        subject: z.string().default('sub'),
+      })
+      .strict()
+      .default({ team: 'team', projects: 'projects', subject: 'sub' }),
+    defaultProject: namePart.default('default'),
+    limits: limitSetSchema.default({}),
+    jwksCacheMaxAgeMs: positiveInt.default(600_000),
+    jwksTimeoutMs: positiveInt.default(5_000),
+  })
+  .strict()
+  .superRefine((jwt, ctx) => {
+    const sources = [jwt.jwksUrl, jwt.secret, jwt.publicKey].filter((v) => v !== undefined).length;
+    if (sources !== 1) {
+      ctx.addIssue({ code: 'custom', message: 'set exactly one of jwksUrl, secret or publicKey' });
+    }
+  });
+export type JwtConfig = z.infer<typeof jwtSchema>;
+
+const adminKeySchema = z.object({ id: z.string().min(1), sha256: sha256Hex }).strict();
+
+export const configSchema = z
+  .object({
+    server: z
+      .object({
+        host: z.string().default('0.0.0.0'),
+        port: z.number().int().min(0).max(65535).default(8080),
+        bodyLimit: byteSize.default(10 * 1024 ** 2),
+        streamBodyLimit: byteSize.default(200 * 1024 ** 2),
+        shutdownGraceMs: nonNegativeInt.default(30_000),
+        trustProxy: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
+    upstreams: z
+      .object({ service: upstreamSchema, inference: upstreamSchema })
+      .strict(),
+    auth: z
+      .object({
+        keys: z.array(staticKeySchema).nullish().transform((v) => v ?? []),
+        jwt: jwtSchema.nullish().transform((v) => v ?? undefined),
+        admin: z
+          .object({ keys: z.array(adminKeySchema).nullish().transform((v) => v ?? []) })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    metering: z
+      .object({
+        projectHeader: z.string().regex(/^[A-Za-z0-9-]+-Project$/i, 'must look like <compat>-Project').default('OpenAI-Project'),
+        forceStreamUsage: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    rateLimits: z
+      .object({
+        onStoreError: z.enum(['open', 'closed']).default('open'),
+        defaultCompletionTokens: nonNegativeInt.default(1024),
+        projects: z
+          .record(z.string().regex(/^[A-Za-z0-9._-]{1,128}\/(\*|[A-Za-z0-9._-]{1,128})$/, 'must be "<team>/<project>" or "<team>/*"'), limitSetSchema)
+          .nullish()
+          .transform((v) => v ?? {}),
+      })
+      .strict()
+      .prefault({}),
+    redis: z
+      .object({
+        url: z.string().default(''),
+        cluster: z.array(z.string().min(1)).nullish().transform((v) => v ?? undefined),
+        keyPrefix: z.string().default('tollgate:'),
+        commandTimeoutMs: positiveInt.default(100),
+      })
+      .strict()
+      .prefault({}),
+    metrics: z
+      .object({
+        path: z.string().startsWith('/').default('/metrics'),
+        port: z.number().int().min(0).max(65535).nullish().transform((v) => v ?? null),
+        bearerToken: z.string().min(1).nullish().transform((v) => v ?? null),
+        maxTeamProjects: positiveInt.default(500),
+      })
+      .strict()
+      .prefault({}),
+    logging: z
+      .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
+      .strict()
+      .prefault({}),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.auth.keys.forEach((key, i) => {
+      if (seen.has(key.id)) ctx.addIssue({ code: 'custom', path: ['auth', 'keys', i, 'id'], message: `duplicate key id "${key.id}"` });
+      seen.add(key.id);
+    });
+  });
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
