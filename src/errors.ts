@@ -36,3 +36,32 @@ export class GatewayError extends Error {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
 }
+
+/** Converts anything thrown into the GatewayError to answer with (unknown errors become a 500). */
+export function asGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError(500, 'internal_error', 'The gateway failed to handle this request; it has been logged.');
+}
+
+interface WritableResponse {
+  headersSent: boolean;
+  setHeader(name: string, value: string): unknown;
+  writeHead(status: number, headers: Record<string, string | number>): unknown;
+  end(body: string): unknown;
+  destroy(): unknown;
+}
+
+/**
+ * Writes a gateway-made error (OpenAI shape) unless the response has started, in which case
+ * the only honest signal left is to cut the connection.
+ */
+export function writeError(res: WritableResponse, error: GatewayError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify(error.toBody());
+  for (const name in error.headers) res.setHeader(name, error.headers[name]!);
+  res.writeHead(error.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}

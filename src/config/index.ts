@@ -67,6 +67,11 @@ export function parseConfig(text: string, env: Env = process.env, source = 'conf
     throw new ConfigError(`${source}: the top level must be a mapping of sections (server, upstreams, auth, ...)`);
   }
   applyOverrides(parsed as Record<string, unknown>, env);
+  return validateConfig(parsed, source);
+}
+
+/** Validates an already-parsed config object (defaults applied). Throws ConfigError. */
+export function validateConfig(parsed: unknown, source = 'config'): Config {
   const result = configSchema.safeParse(parsed);
   if (!result.success) {
     const issue = result.error.issues[0]!;

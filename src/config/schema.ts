@@ -134,7 +134,7 @@ export const configSchema = z
       .prefault({}),
     redis: z
       .object({
-        url: z.string().default(''),
+        url: z.string().nullish().transform((v) => v ?? ''),
         cluster: z.array(z.string().min(1)).nullish().transform((v) => v ?? undefined),
         keyPrefix: z.string().default('tollgate:'),
         commandTimeoutMs: positiveInt.default(100),

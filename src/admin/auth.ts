@@ -1,0 +1,16 @@
+import type { RequestHandler } from 'express';
+import { AuthFailure, type Authenticator } from '../auth/index.js';
+import type { Metrics } from '../observability/index.js';
+
+/** Lets only admin keys through to /admin routes (401 unknown, 403 a valid non-admin key). */
+export function requireAdmin(authenticator: Authenticator, metrics: Metrics): RequestHandler {
+  return (req, _res, next) => {
+    authenticator.authenticateAdmin(req.headers.authorization).then(
+      () => next(),
+      (err: unknown) => {
+        if (err instanceof AuthFailure) metrics.authFailures.inc({ reason: err.reason });
+        next(err);
+      },
+    );
+  };
+}

@@ -1,0 +1,122 @@
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { requireAdmin } from './admin/auth.js';
+import { createAdminUsageHandler } from './admin/usage.js';
+import { createAuthenticator } from './auth/index.js';
+import type { Config } from './config/index.js';
+import { asGatewayError, GatewayError, writeError } from './errors.js';
+import { createLimiter, type Limiter } from './limits/index.js';
+import { createUsageStore, createLabelGuard, type UsageStore } from './metering/index.js';
+import { createMetrics, type Metrics } from './observability/index.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { createMetricsEndpoint } from './observability/metrics-endpoint.js';
+import { createV1Handler } from './pipeline/index.js';
+import { assertSafePath, createRouteTable, createUpstream, type Upstream, type UpstreamName } from './proxy/index.js';
+
+/** A built gateway: the Express app plus what start/stop code needs to drive it. */
+export interface Gateway {
+  readonly app: Express;
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** Serves the exposition (mounted on the app unless `metrics.port` asks for its own listener). */
+  readonly metricsHandler: ReturnType<typeof createMetricsEndpoint>;
+  /** /readyz turns 503 and responses ask clients to close their connections. */
+  startDraining(): void;
+  /** Flushes usage and closes stores and upstream pools. */
+  close(): Promise<void>;
+}
+
+export interface GatewayOptions {
+  /** A logger to use instead of one built from config (tests pass a silent one). */
+  readonly logger?: Logger;
+}
+
+/** Turns a validated Config into a wired Express app. Everything the hot path needs is built here. */
+export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(config.logging.level);
+  const metrics = createMetrics({ maxTeamProjects: config.metrics.maxTeamProjects });
+  const storeEvents = { onStoreError: (store: 'redis') => metrics.storeErrors.inc({ store }) };
+  const authenticator = await createAuthenticator(config);
+  const limiter: Limiter = createLimiter(config, {
+    ...storeEvents,
+    onRejected: (scope, limit) => metrics.rateLimitRejections.inc({ scope, limit }),
+  });
+  const usageStore: UsageStore = createUsageStore(config, storeEvents);
+  const upstreams: Record<UpstreamName, Upstream> = {
+    service: createUpstream('service', config.upstreams.service),
+    inference: createUpstream('inference', config.upstreams.inference),
+  };
+  const routes = createRouteTable();
+  const handleV1 = createV1Handler({
+    config,
+    authenticator,
+    limiter,
+    usageStore,
+    metrics,
+    logger,
+    upstreams,
+    modelLabel: createLabelGuard(config.metrics.maxTeamProjects),
+  });
+  const metricsHandler = createMetricsEndpoint(metrics, config.metrics.bearerToken);
+  let draining = false;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('trust proxy', config.server.trustProxy);
+  app.use(((_req, res, next) => {
+    if (draining) res.setHeader('connection', 'close');
+    next();
+  }) satisfies RequestHandler);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const ready = !draining && limiter.ready();
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable' });
+  });
+  if (config.metrics.port === null) app.get(config.metrics.path, (req, res) => metricsHandler(req, res));
+  app.get('/admin/usage', requireAdmin(authenticator, metrics), createAdminUsageHandler(usageStore));
+
+  app.use(((req, res, next) => {
+    const queryStart = req.url.indexOf('?');
+    const path = queryStart === -1 ? req.url : req.url.slice(0, queryStart);
+    assertSafePath(path);
+    const match = routes.match(path, req.method);
+    if (!match) throw new GatewayError(404, 'not_found', `No route for ${req.method} ${path}.`);
+    if (!match.methodAllowed) {
+      throw new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${match.route.template}; use ${match.route.methods.join(', ')}.`, {
+        allow: match.route.methods.join(', '),
+      });
+    }
+    handleV1(req, res, match.route);
+    void next;
+  }) satisfies RequestHandler);
+
+  app.use(((err, req, res, _next) => {
+    const error = asGatewayError(err);
+    if (error.status === 500) logger.error({ err, path: req.path }, 'unhandled error');
+    writeError(res, error);
+  }) satisfies ErrorRequestHandler);
+
+  if (authenticator.credentialCount === 0) {
+    logger.warn('No API keys are configured: every /v1 request will be refused. Create one with `npm run keygen -- --team <team>` and add it under auth.keys.');
+  }
+
+  return {
+    app,
+    config,
+    logger,
+    metrics,
+    metricsHandler,
+    startDraining() {
+      draining = true;
+    },
+    async close() {
+      await usageStore.flush().catch(() => undefined);
+      await Promise.allSettled([usageStore.close(), limiter.close()]);
+      for (const upstream of Object.values(upstreams)) upstream.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import { GatewayError } from '../errors.js';
+
+/** Why authentication failed: the `reason` label of tollgate_auth_failures_total. */
+export type AuthFailureReason = 'missing' | 'malformed' | 'unknown_key' | 'invalid_token' | 'expired' | 'admin_key' | 'not_admin';
+
+/** A 401 (or 403 for a non-admin key on /admin) that also says why, for metrics. */
+export class AuthFailure extends GatewayError {
+  constructor(
+    readonly reason: AuthFailureReason,
+    message: string,
+  ) {
+    super(
+      reason === 'not_admin' ? 403 : 401,
+      reason === 'not_admin' ? 'admin_required' : 'invalid_api_key',
+      message,
+      reason === 'not_admin' ? {} : { 'www-authenticate': 'Bearer' },
+    );
+  }
+}

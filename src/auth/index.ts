@@ -1,0 +1,74 @@
+import type { Config } from '../config/index.js';
+import { AuthFailure } from './failure.js';
+import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from './jwt.js';
+import type { Principal } from './principal.js';
+import { StaticKeyTable } from './static-keys.js';
+
+export { AuthFailure, type AuthFailureReason } from './failure.js';
+export type { Principal, ProjectRef } from './principal.js';
+export { sha256Hex } from './static-keys.js';
+
+/** The identity behind an admin key: may call /admin/*, nothing under /v1. */
+export interface AdminPrincipal {
+  readonly id: string;
+}
+
+export interface Authenticator {
+  /** Resolves the caller of a /v1 route; throws AuthFailure (401) or GatewayError 503 (JWKS down). */
+  authenticate(authorization: string | undefined): Promise<Principal>;
+  /** Resolves the caller of an /admin route; 401 for no/unknown key, 403 for a valid non-admin key. */
+  authenticateAdmin(authorization: string | undefined): Promise<AdminPrincipal>;
+  /** Static keys plus JWT issuer: zero means nothing under /v1 can be called yet. */
+  readonly credentialCount: number;
+}
+
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
+
+function bearerToken(authorization: string | undefined): string {
+  if (authorization === undefined || authorization === '') {
+    throw new AuthFailure('missing', 'Missing API key: send it as "Authorization: Bearer <key>".');
+  }
+  const match = BEARER.exec(authorization);
+  if (!match) throw new AuthFailure('malformed', 'Malformed Authorization header: expected "Bearer <key>".');
+  return match[1]!;
+}
+
+/** Builds the authenticator once from config: key tables and the JWT key source are prepared here. */
+export async function createAuthenticator(config: Config): Promise<Authenticator> {
+  const principals = config.auth.keys.map(
+    (key): Principal & { sha256: string } => ({
+      kind: 'key',
+      id: key.id,
+      sha256: key.sha256,
+      team: key.team,
+      projects: new Set(key.projects),
+      defaultProject: key.defaultProject,
+      limits: key.limits,
+    }),
+  );
+  const keys = new StaticKeyTable(principals);
+  const admins = new StaticKeyTable(config.auth.admin.keys);
+  const jwt: JwtVerifier | undefined = config.auth.jwt ? await createJwtVerifier(config.auth.jwt) : undefined;
+
+  return {
+    credentialCount: keys.size + (jwt ? 1 : 0),
+    async authenticate(authorization) {
+      const token = bearerToken(authorization);
+      const principal = keys.find(token);
+      if (principal) return principal;
+      if (jwt && looksLikeJwt(token)) return jwt.verify(token);
+      if (admins.find(token)) {
+        throw new AuthFailure('admin_key', 'Admin keys are only valid on /admin routes; use an API key for /v1.');
+      }
+      throw new AuthFailure('unknown_key', 'Incorrect API key provided.');
+    },
+    async authenticateAdmin(authorization) {
+      const token = bearerToken(authorization);
+      const admin = admins.find(token);
+      if (admin) return { id: admin.id };
+      const isUserCredential = keys.find(token) !== undefined || (jwt !== undefined && looksLikeJwt(token) && (await jwt.verify(token).then(() => true, () => false)));
+      if (isUserCredential) throw new AuthFailure('not_admin', 'This key is not an admin key; /admin routes need a key from auth.admin.keys.');
+      throw new AuthFailure('unknown_key', 'Incorrect API key provided.');
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { createRemoteJWKSet, errors as joseErrors, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type CryptoKey } from 'jose';
+import type { JwtConfig } from '../config/index.js';
+import { GatewayError } from '../errors.js';
+import type { Principal } from './principal.js';
+import { AuthFailure } from './failure.js';
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/** True when a bearer token looks like a compact JWS (three base64url segments). */
+export function looksLikeJwt(token: string): boolean {
+  return JWT_SHAPE.test(token);
+}
+
+type KeySource = Uint8Array | CryptoKey | JWTVerifyGetKey;
+
+async function buildKeySource(config: JwtConfig): Promise<KeySource> {
+  if (config.secret !== undefined) return new TextEncoder().encode(config.secret);
+  if (config.publicKey !== undefined) {
+    const alg = config.algorithms?.[0] ?? 'RS256';
+    return importSPKI(config.publicKey, alg);
+  }
+  return createRemoteJWKSet(new URL(config.jwksUrl!), {
+    cacheMaxAge: config.jwksCacheMaxAgeMs,
+    timeoutDuration: config.jwksTimeoutMs,
+  });
+}
+
+function claimAsProjects(value: unknown): string[] {
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
+  if (typeof value === 'string') return value.split(/[\s,]+/).filter(Boolean);
+  return ['*'];
+}
+
+/** Failures that mean "the identity provider could not be asked", not "the token is bad". */
+function isKeySourceOutage(err: unknown): boolean {
+  if (err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid) return true;
+  if (err instanceof joseErrors.JOSEError) return false;
+  // fetch() failures (connection refused, DNS, non-JSON) surface as TypeError/SyntaxError.
+  return err instanceof TypeError || err instanceof SyntaxError || (err instanceof Error && /fetch|response/i.test(err.message));
+}
+
+export interface JwtVerifier {
+  verify(token: string): Promise<Principal>;
+}
+
+/** Builds a verifier once from config: the key (secret, PEM or cached remote JWKS) is prepared here. */
+export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier> {
+  const keySource = await buildKeySource(config);
+  const options = { issuer: config.issuer, audience: config.audience, algorithms: config.algorithms };
+  const { claims } = config;
+  return {
+    async verify(token) {
+      let payload: JWTPayload;
+      try {
+        const result =
+          typeof keySource === 'function' ? await jwtVerify(token, keySource, options) : await jwtVerify(token, keySource, options);
+        payload = result.payload;
+      } catch (err) {
+        if (isKeySourceOutage(err)) {
+          throw new GatewayError(503, 'auth_unavailable', 'The identity provider (JWKS) could not be reached to verify the token; retry shortly.');
+        }
+        if (err instanceof joseErrors.JWTExpired) throw new AuthFailure('expired', 'The token has expired.');
+        throw new AuthFailure('invalid_token', 'The token could not be verified (signature, issuer, audience or algorithm).');
+      }
+      const team = payload[claims.team];
+      const subject = payload[claims.subject];
+      if (typeof team !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(team)) {
+        throw new AuthFailure('invalid_token', `The token has no valid "${claims.team}" claim naming the team.`);
+      }
+      if (typeof subject !== 'string' || subject === '') {
+        throw new AuthFailure('invalid_token', `The token has no "${claims.subject}" claim.`);
+      }
+      return {
+        kind: 'jwt',
+        id: subject,
+        team,
+        projects: new Set(claimAsProjects(payload[claims.projects])),
+        defaultProject: config.defaultProject,
+        limits: config.limits,
+      };
+    },
+  };
+}

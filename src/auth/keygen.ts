@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { sha256Hex } from './static-keys.js';
+
+/**
+ * `npm run keygen -- --team T [--projects a,b] [--id name]`: prints a new API key once, and
+ * the YAML entry (with only its SHA-256) to paste under auth.keys.
+ */
+function main(argv: string[]): number {
+  let values: { team?: string; projects?: string; id?: string };
+  try {
+    ({ values } = parseArgs({ args: argv, options: { team: { type: 'string' }, projects: { type: 'string' }, id: { type: 'string' } } }));
+  } catch (err) {
+    process.stderr.write(`keygen: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const namePart = /^[A-Za-z0-9._-]{1,128}$/;
+  if (!values.team || !namePart.test(values.team)) {
+    process.stderr.write('keygen: --team <team> is required (1-128 of [A-Za-z0-9._-])\n');
+    return 1;
+  }
+  const projects = values.projects ? values.projects.split(',').map((p) => p.trim()).filter(Boolean) : ['*'];
+  const bad = projects.find((p) => p !== '*' && !namePart.test(p));
+  if (bad !== undefined) {
+    process.stderr.write(`keygen: project "${bad}" is not 1-128 of [A-Za-z0-9._-]\n`);
+    return 1;
+  }
+  const key = `tg-${randomBytes(24).toString('base64url')}`;
+  const id = values.id ?? `${values.team}-${randomBytes(3).toString('hex')}`;
+  const entry = [
+    `    - id: ${id}`,
+    `      sha256: "${sha256Hex(key)}"`,
+    `      team: ${values.team}`,
+    `      projects: [${projects.map((p) => JSON.stringify(p)).join(', ')}]`,
+  ].join('\n');
+  process.stdout.write(
+    `API key (shown once, store it now):\n\n  ${key}\n\nAdd this entry under auth.keys in your config:\n\n${entry}\n`,
+  );
+  return 0;
+}
+
+process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,103 @@
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Check, LimitStore, Outcome } from './store.js';
+
+/**
+ * Limits of one gateway instance: the store when no Redis is configured, and the fallback
+ * while Redis is down in `open` mode. Windowed counters are rate-limiter-flexible's
+ * RateLimiterMemory (fixed windows that start at a key's first charge, like the Redis store);
+ * in-flight counts are plain numbers, since they die with the process anyway.
+ *
+ * RateLimiterMemory.consume() charges even when it refuses, and one call covers one key. To
+ * check every scope first and charge only when all pass, admissions run one at a time (a
+ * promise chain: microtasks only, no I/O), so nothing interleaves between the reads and the charges.
+ */
+export class MemoryStore implements LimitStore {
+  private readonly limiters = new Map<string, RateLimiterMemory>();
+  private readonly inFlight = new Map<string, number>();
+  private tail: Promise<unknown> = Promise.resolve();
+
+  acquire(checks: readonly Check[]): Promise<Outcome> {
+    const run = this.tail.then(() => this.checkThenCharge(checks));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  async settle(checks: readonly Check[], deltas: readonly number[]): Promise<void> {
+    const pending: Promise<unknown>[] = [];
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      if (check.windowMs === 0) {
+        const count = (this.inFlight.get(check.key) ?? 1) - 1;
+        if (count > 0) this.inFlight.set(check.key, count);
+        else this.inFlight.delete(check.key);
+        continue;
+      }
+      const delta = deltas[i]!;
+      const limiter = this.limiterFor(check);
+      if (delta > 0) pending.push(limiter.penalty(check.key, delta, { customDuration: check.windowMs / 1000 }));
+      else if (delta < 0) pending.push(limiter.reward(check.key, -delta, { customDuration: check.windowMs / 1000 }));
+    }
+    await Promise.all(pending);
+  }
+
+  connected(): boolean {
+    return true;
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+  }
+
+  private async checkThenCharge(checks: readonly Check[]): Promise<Outcome> {
+    const used = new Array<number>(checks.length);
+    const resetMs = new Array<number>(checks.length);
+    const windows = await Promise.all(checks.map((check) => (check.windowMs === 0 ? null : this.limiterFor(check).get(check.key))));
+    let admitted = true;
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      const window = windows[i];
+      const live = window !== null && window !== undefined && window.msBeforeNext > 0;
+      used[i] = check.windowMs === 0 ? (this.inFlight.get(check.key) ?? 0) : live ? window.consumedPoints : 0;
+      resetMs[i] = check.windowMs === 0 ? 0 : live ? window.msBeforeNext : check.windowMs;
+      if (check.cost > 0 && used[i]! + check.cost > check.max) admitted = false;
+    }
+    if (!admitted) return { admitted, used, resetMs };
+    const charges: Array<Promise<RateLimiterRes> | null> = checks.map((check) => {
+      if (check.windowMs === 0) {
+        this.inFlight.set(check.key, (this.inFlight.get(check.key) ?? 0) + 1);
+        return null;
+      }
+      if (check.cost === 0) return null;
+      // consume() refuses only if a settle charged the key since the read; the charge stands
+      // either way (RLF charges refused points too), and the admission was already decided.
+      return this.limiterFor(check)
+        .consume(check.key, check.cost, { customDuration: check.windowMs / 1000 })
+        .catch((refused: unknown) => {
+          if (refused instanceof RateLimiterRes) return refused;
+          throw refused;
+        });
+    });
+    const charged = await Promise.all(charges);
+    for (let i = 0; i < checks.length; i++) {
+      const res = charged[i];
+      if (checks[i]!.windowMs === 0) used[i] = used[i]! + 1;
+      else if (res) {
+        used[i] = res.consumedPoints;
+        resetMs[i] = res.msBeforeNext;
+      }
+    }
+    return { admitted, used, resetMs };
+  }
+
+  /** One RateLimiterMemory per window length and limit (bounded by the config's distinct limits). */
+  private limiterFor(check: Check): RateLimiterMemory {
+    const daily = check.limit === 'tokensPerDay';
+    const id = `${daily ? 'day' : 'minute'}:${check.max}`;
+    let limiter = this.limiters.get(id);
+    if (!limiter) {
+      limiter = new RateLimiterMemory({ points: check.max, duration: daily ? 86_400 : check.windowMs / 1000, keyPrefix: '' });
+      this.limiters.set(id, limiter);
+    }
+    return limiter;
+  }
+}

@@ -1,0 +1,55 @@
+/** The four limits a scope may carry (SPEC 6.3). */
+export type LimitName = 'rpm' | 'tpm' | 'concurrency' | 'tokensPerDay';
+
+/** Who a limit belongs to: the caller (static key or JWT subject) or its team/project. */
+export type LimitScope = 'key' | 'project';
+
+/**
+ * One limit to check and charge for one request, prepared by the plan. Every check of a
+ * request lives under the same `{team}` hash tag, so a Redis Cluster can run them in one script.
+ */
+export interface Check {
+  readonly scope: LimitScope;
+  /** How a person reads the scope in a 429 message: `key ci-bot`, `project team-a/prod`. */
+  readonly subject: string;
+  readonly limit: LimitName;
+  readonly max: number;
+  /** Units this request takes: 1 request / in-flight slot, or its estimated tokens (may be 0). */
+  readonly cost: number;
+  /** Length of the counting window; 0 marks a concurrency check (leases, no window). */
+  readonly windowMs: number;
+  /** Store key (counter or lease set), under `redis.keyPrefix`. */
+  readonly key: string;
+}
+
+/** What the store saw, per check (same order as the checks). */
+export interface Outcome {
+  readonly admitted: boolean;
+  /** Units in use: after this request's charge when admitted, before it when refused. */
+  readonly used: readonly number[];
+  /** Milliseconds until the check's window resets (0 for concurrency). */
+  readonly resetMs: readonly number[];
+}
+
+/**
+ * Where counters and in-flight leases live. The memory and Redis stores implement the same
+ * contract, so the limiter cannot tell which it has.
+ */
+export interface LimitStore {
+  /**
+   * Checks every limit and charges all of them only if all pass — a refused request consumes
+   * nothing anywhere. Concurrency checks take a lease named `leaseId`.
+   * Rejects with StoreUnavailableError when the store cannot answer.
+   */
+  acquire(checks: readonly Check[], leaseId: string): Promise<Outcome>;
+  /** Adds `deltas[i]` to counter i (0 = leave it) and releases the leases of `leaseId`. */
+  settle(checks: readonly Check[], deltas: readonly number[], leaseId: string): Promise<void>;
+  /** Whether the store can be asked right now (always true in memory). */
+  connected(): boolean;
+  close(): Promise<void>;
+}
+
+/** The store did not answer (down, timed out, refused the command). */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}

@@ -1,0 +1,84 @@
+import { createServer, type Server } from 'node:http';
+import { createGateway } from './app.js';
+import { ConfigError, loadConfig } from './config/index.js';
+
+/** Start and stop only: load config, build the gateway, listen, drain on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  const configPath = process.env.TOLLGATE_CONFIG ?? 'config/default.yaml';
+  let config;
+  try {
+    config = loadConfig(configPath);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`tollgate: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const gateway = await createGateway(config);
+  const { logger } = gateway;
+
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, gateway.app);
+  await listen(server, config.server.port, config.server.host);
+  logger.info({ host: config.server.host, port: addressPort(server), config: configPath }, 'tollgate listening');
+
+  let metricsServer: Server | undefined;
+  if (config.metrics.port !== null) {
+    const { path } = config.metrics;
+    metricsServer = createServer((req, res) => {
+      if (req.method === 'GET' && req.url?.split('?')[0] === path) gateway.metricsHandler(req, res);
+      else {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('not found\n');
+      }
+    });
+    await listen(metricsServer, config.metrics.port, config.server.host);
+    logger.info({ port: addressPort(metricsServer), path }, 'metrics listening');
+  }
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'draining');
+    gateway.startDraining();
+    const forceTimer = setTimeout(() => {
+      logger.warn('grace period over: closing remaining connections');
+      server.closeAllConnections();
+    }, config.server.shutdownGraceMs);
+    forceTimer.unref();
+    // close() stops new connections and resolves once in-flight requests and streams are done.
+    server.close(() => {
+      clearTimeout(forceTimer);
+      metricsServer?.close();
+      metricsServer?.closeAllConnections();
+      gateway.close().finally(() => {
+        logger.info('stopped');
+        process.exit(0);
+      });
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function addressPort(server: Server): number | undefined {
+  const address = server.address();
+  return typeof address === 'object' && address !== null ? address.port : undefined;
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`tollgate: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,12 @@
+export { createResponseTap } from './response-tap.js';
+export type { ResponseTap, ResponseTapOptions, TapResult } from './response-tap.js';
+export type { Usage } from './usage.js';
+export { forceStreamUsage } from './force-stream-usage.js';
+export type { ForcedBody } from './force-stream-usage.js';
+export { createUsageStore } from './usage-store.js';
+export type { RedisLike, UsageStore, UsageStoreEvents, UsageStoreOptions } from './usage-store.js';
+export type { UsageRecord } from './usage-record.js';
+export { parseUsageQuery, utcDay, MAX_QUERY_DAYS } from './usage-query.js';
+export type { UsageQuery, UsageRow, UsageGroupBy } from './usage-query.js';
+export { createLabelGuard, OTHER_LABEL } from './label-guard.js';
+export type { TeamProjectLabels } from './label-guard.js';

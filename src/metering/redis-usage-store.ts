@@ -1,0 +1,251 @@
+import { Cluster, Redis } from 'ioredis';
+import type { Config } from '../config/index.js';
+import { GatewayError } from '../errors.js';
+import { aggregateUsage, daysInRange, matchesQuery, type UsageCell, type UsageQuery, type UsageRow } from './usage-query.js';
+import { addCounts, addToCells, type UsageRecord } from './usage-record.js';
+import { parseJsonOrUndefined } from './usage.js';
+import type { RedisLike, UsageStore, UsageStoreEvents, UsageStoreOptions } from './usage-store.js';
+
+/*
+ * Key layout. Every key of one UTC day carries the hash tag {YYYY-MM-DD}, so a day's writes are
+ * one single-slot MULTI that Redis Cluster accepts, and all instances HINCRBY the same fields:
+ *
+ *   <prefix>usage:{<day>}:projects            SET   "<team>/<project>" pairs with usage that day
+ *   <prefix>usage:{<day>}:<team>/<project>    HASH  field "<counter> <JSON [model, keyId]>" → count
+ *     counter: requests | prompt_tokens | completion_tokens | total_tokens (absent = 0)
+ *   e.g. tollgate:usage:{2025-06-01}:team-a/prod
+ *          requests ["wandb-artifact:///acme/rl/agent:step3","ci-bot"] → 12
+ *
+ * The admin query walks the days of its range (at most 366): SMEMBERS of each day's set, then
+ * HGETALL of the pairs its filters keep — never a SCAN of the keyspace. Team and project names
+ * cannot contain "/" (SPEC 6.2) and model/key are JSON-encoded, so every part reads back
+ * unambiguously. No TTL: usage is billing data. Trade-off: a day's usage sits on one slot;
+ * writes are coalesced (one MULTI per day per batch), so that node sees little load.
+ */
+
+const COUNTERS = ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens'] as const;
+type Counter = (typeof COUNTERS)[number];
+const COUNTER_NAMES: ReadonlySet<string> = new Set(COUNTERS);
+/** Off the request path, so longer than the limiter's: a timed-out write may still have applied, and its retry would count twice. */
+const USAGE_COMMAND_TIMEOUT_MS = 2_000;
+const MAX_RETRY_DELAY_MS = 2_000;
+
+/** A client of its own for the usage store, from `config.redis` (url or cluster). */
+export function connectUsageRedis(config: Config): RedisLike {
+  const nodes = config.redis.cluster;
+  const client: RedisLike =
+    nodes !== undefined && nodes.length > 0
+      ? new Cluster(nodes, { enableOfflineQueue: false, redisOptions: { commandTimeout: USAGE_COMMAND_TIMEOUT_MS } })
+      : new Redis(config.redis.url, { enableOfflineQueue: false, commandTimeout: USAGE_COMMAND_TIMEOUT_MS });
+  // Failures surface as rejected commands, which the store counts; this only keeps ioredis quiet.
+  client.on('error', () => undefined);
+  return client;
+}
+
+const fieldsToCells = (day: string, team: string, project: string, fields: Record<string, string>): UsageCell[] => {
+  const cells = new Map<string, UsageCell>();
+  for (const [field, value] of Object.entries(fields)) {
+    const space = field.indexOf(' ');
+    const counter = field.slice(0, space);
+    if (!COUNTER_NAMES.has(counter)) continue;
+    const id = field.slice(space + 1);
+    let cell = cells.get(id);
+    if (cell === undefined) {
+      const parts = parseJsonOrUndefined(id);
+      if (!Array.isArray(parts) || typeof parts[0] !== 'string' || typeof parts[1] !== 'string') continue;
+      cell = { day, team, project, model: parts[0], keyId: parts[1], requests: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+      cells.set(id, cell);
+    }
+    cell[counter as Counter] += Number(value);
+  }
+  return [...cells.values()];
+};
+
+/**
+ * Usage in Redis. record() only adds into an in-memory batch; a timer writes the batch a moment
+ * later, so the response never waits on Redis. A failed write goes back into the batch and is
+ * retried (on reconnect, or with backoff); the batch is bounded and drops its oldest cell when full.
+ * Delivery is at-least-once: only a MULTI whose reply is lost after it ran can be counted twice.
+ */
+export class RedisUsageStore implements UsageStore {
+  private pending = new Map<string, UsageCell>();
+  private writing: Promise<void> | null = null;
+  private batchTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private failures = 0;
+  private closed = false;
+  private attemptWaiters: Array<() => void> = [];
+  private readonly maxPending: number;
+  private readonly batchDelayMs: number;
+  private readonly onReady = (): void => {
+    if (this.pending.size > 0) this.writeNow();
+  };
+
+  constructor(
+    private readonly redis: RedisLike,
+    private readonly owned: boolean,
+    private readonly prefix: string,
+    private readonly events: UsageStoreEvents,
+    options: UsageStoreOptions,
+  ) {
+    this.maxPending = options.maxPendingCells ?? 10_000;
+    this.batchDelayMs = options.batchDelayMs ?? 100;
+    redis.on('ready', this.onReady);
+  }
+
+  record(r: UsageRecord): void {
+    try {
+      if (this.closed) {
+        this.events.onUsageDropped?.(r);
+        return;
+      }
+      if (addToCells(this.pending, r)) this.dropOverflow();
+      if (this.writing === null && this.batchTimer === null && this.retryTimer === null) {
+        this.batchTimer = setTimeout(() => this.writeNow(), this.batchDelayMs).unref();
+      }
+    } catch {
+      // Metering must never break the response it meters.
+    }
+  }
+
+  async query(q: UsageQuery): Promise<UsageRow[]> {
+    // Read-your-writes for this instance: one write attempt of what is still batched.
+    if (this.pending.size > 0) this.writeNow();
+    if (this.writing !== null) await this.writing;
+    try {
+      return aggregateUsage(await this.readCells(q), q.groupBy);
+    } catch {
+      this.events.onStoreError('redis');
+      throw new GatewayError(503, 'store_unavailable', 'The usage store (Redis) cannot be read right now; try again shortly.');
+    }
+  }
+
+  async flush(): Promise<void> {
+    while (this.pending.size > 0 || this.writing !== null) {
+      const attempted = new Promise<void>((resolve) => this.attemptWaiters.push(resolve));
+      // While a retry is scheduled, wait for it (or for the reconnect that triggers it).
+      if (this.writing === null && this.retryTimer === null) this.writeNow();
+      await attempted;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.redis.off('ready', this.onReady);
+    if (this.pending.size > 0) this.writeNow();
+    if (this.writing !== null) await this.writing;
+    this.clearTimers();
+    for (const cell of this.pending.values()) this.events.onUsageDropped?.(cell);
+    this.pending.clear();
+    if (this.owned) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  private clearTimers(): void {
+    if (this.batchTimer !== null) clearTimeout(this.batchTimer);
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.batchTimer = null;
+    this.retryTimer = null;
+  }
+
+  /** Starts writing everything batched, unless a write is already running. */
+  private writeNow(): void {
+    if (this.writing !== null) return;
+    this.clearTimers();
+    this.writing = this.writePending().then((ok) => {
+      this.writing = null;
+      this.failures = ok ? 0 : this.failures + 1;
+      const waiters = this.attemptWaiters;
+      this.attemptWaiters = [];
+      for (const wake of waiters) wake();
+      if (this.pending.size === 0 || this.closed) return;
+      const delay = ok ? this.batchDelayMs : Math.min(50 * 2 ** this.failures, MAX_RETRY_DELAY_MS);
+      const timer = setTimeout(() => this.writeNow(), delay).unref();
+      if (ok) this.batchTimer = timer;
+      else this.retryTimer = timer;
+    });
+  }
+
+  /** Writes the batch, one MULTI per day; answers false (and re-batches) when any day failed. */
+  private async writePending(): Promise<boolean> {
+    const batch = this.pending;
+    this.pending = new Map();
+    const byDay = new Map<string, Array<[string, UsageCell]>>();
+    for (const entry of batch) {
+      const day = entry[1].day;
+      const entries = byDay.get(day);
+      if (entries === undefined) byDay.set(day, [entry]);
+      else entries.push(entry);
+    }
+    const failed = new Map<string, UsageCell>();
+    await Promise.all(
+      [...byDay].map(async ([day, entries]) => {
+        try {
+          await this.writeDay(day, entries);
+        } catch {
+          for (const [key, cell] of entries) failed.set(key, cell);
+        }
+      }),
+    );
+    if (failed.size === 0) return true;
+    this.events.onStoreError('redis');
+    this.rebatch(failed);
+    return false;
+  }
+
+  private async writeDay(day: string, entries: Array<[string, UsageCell]>): Promise<void> {
+    const tag = `${this.prefix}usage:{${day}}`;
+    const pairs = new Set<string>();
+    const multi = this.redis.multi();
+    for (const [, cell] of entries) {
+      const pair = `${cell.team}/${cell.project}`;
+      const id = JSON.stringify([cell.model, cell.keyId]);
+      pairs.add(pair);
+      for (const counter of COUNTERS) {
+        if (cell[counter] > 0 || counter === 'requests') multi.hincrby(`${tag}:${pair}`, `${counter} ${id}`, cell[counter]);
+      }
+    }
+    multi.sadd(`${tag}:projects`, ...pairs);
+    const replies = await multi.exec();
+    if (replies === null) throw new Error('usage transaction was discarded');
+    // The transaction ran: a failed command inside it (e.g. WRONGTYPE) is reported, not retried.
+    if (replies.some(([err]) => err !== null)) this.events.onStoreError('redis');
+  }
+
+  /** Puts failed cells back ahead of newer ones, so overflow drops the oldest counts first. */
+  private rebatch(failed: Map<string, UsageCell>): void {
+    for (const [key, cell] of this.pending) {
+      const older = failed.get(key);
+      if (older === undefined) failed.set(key, cell);
+      else addCounts(older, cell);
+    }
+    this.pending = failed;
+    this.dropOverflow();
+  }
+
+  private dropOverflow(): void {
+    while (this.pending.size > this.maxPending) {
+      const oldest = this.pending.entries().next().value;
+      if (oldest === undefined) return;
+      this.pending.delete(oldest[0]);
+      this.events.onUsageDropped?.(oldest[1]);
+    }
+  }
+
+  private async readCells(q: UsageQuery): Promise<UsageCell[]> {
+    const days = daysInRange(q.from, q.to);
+    const members = await Promise.all(days.map((day) => this.redis.smembers(`${this.prefix}usage:{${day}}:projects`)));
+    const reads: Array<Promise<UsageCell[]>> = [];
+    days.forEach((day, i) => {
+      for (const pair of members[i] ?? []) {
+        const slash = pair.indexOf('/');
+        const team = pair.slice(0, slash);
+        const project = pair.slice(slash + 1);
+        if (!matchesQuery(q, team, project)) continue;
+        const hash = `${this.prefix}usage:{${day}}:${pair}`;
+        reads.push(this.redis.hgetall(hash).then((fields) => fieldsToCells(day, team, project, fields)));
+      }
+    });
+    return (await Promise.all(reads)).flat();
+  }
+}

@@ -1,0 +1,16 @@
+export {
+  createMetrics,
+  LATENCY_BUCKETS,
+  OVERHEAD_BUCKETS,
+  OTHER_LABEL,
+  type CounterOf,
+  type GaugeOf,
+  type HistogramOf,
+  type Metrics,
+  type MetricsOptions,
+  type RequestLabels,
+  type RouteMetrics,
+  type TeamProject,
+  type TokenType,
+  type UpstreamErrorKind,
+} from './metrics.js';

@@ -1,0 +1,14 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger } from 'pino';
+
+/** JSON lines on stdout; `level` comes from config (LOG_LEVEL overrides it). */
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'tollgate' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    // Belt and braces: the code never logs credentials, and these paths are redacted if it ever does.
+    redact: { paths: ['authorization', 'headers.authorization', 'req.headers.authorization', '*.apiKey'], censor: '[redacted]' },
+  });
+}

@@ -1,0 +1,164 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
+import { AuthFailure, type Authenticator } from '../auth/index.js';
+import type { Config } from '../config/index.js';
+import { asGatewayError, writeError } from '../errors.js';
+import type { Limiter } from '../limits/index.js';
+import { createResponseTap, forceStreamUsage, type ResponseTap, type UsageStore } from '../metering/index.js';
+import type { Metrics } from '../observability/index.js';
+import type { Logger } from '../observability/logger.js';
+import { requestIdFor } from '../observability/request-id.js';
+import { resolveProject } from '../projects/index.js';
+import {
+  assertDeclaredLength,
+  BodyLimitCounter,
+  readBody,
+  relayResponse,
+  stripHopByHop,
+  type RouteSpec,
+  type Upstream,
+  type UpstreamName,
+} from '../proxy/index.js';
+import { renderValidationBody, validateChatBody } from '../validation/index.js';
+import { completeExchange, type CompletionDeps } from './complete.js';
+import { Exchange } from './exchange.js';
+import { estimateChatTokens } from './token-estimate.js';
+
+export interface PipelineDeps extends CompletionDeps {
+  readonly config: Config;
+  readonly authenticator: Authenticator;
+  readonly limiter: Limiter;
+  readonly usageStore: UsageStore;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly upstreams: Readonly<Record<UpstreamName, Upstream>>;
+}
+
+/** What the request carries upstream once the gateway has looked at its body. */
+interface PreparedBody {
+  readonly stream: Readable | undefined;
+  readonly tap: (contentType: string | undefined) => ResponseTap | undefined;
+}
+
+const NO_BODY: PreparedBody = { stream: undefined, tap: () => undefined };
+
+/**
+ * Builds the handler for every /v1 route: auth → project → body → limits → upstream → tap →
+ * settle. Each step hands the next what it learned through the Exchange; failures go through
+ * one renderer.
+ */
+export function createV1Handler(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse, route: RouteSpec) => void {
+  const { config, metrics } = deps;
+  const projectHeader = config.metering.projectHeader.toLowerCase();
+  const limitedKinds = new Set(['chat', 'models', 'preview']);
+
+  const prepareChatBody = async (req: IncomingMessage, res: ServerResponse, exchange: Exchange): Promise<PreparedBody | null> => {
+    const raw = await readBody(req, config.server.bodyLimit);
+    const validation = validateChatBody(raw, req.headers['content-type']);
+    if (!validation.ok) {
+      metrics.forRoute({ route: exchange.route.template, method: exchange.method, upstream: exchange.route.upstream }).validationFailures.inc();
+      const body = renderValidationBody(validation.detail);
+      res.writeHead(422, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return null;
+    }
+    exchange.model = validation.body.model;
+    exchange.estimatedTokens = estimateChatTokens(validation.body, config.rateLimits.defaultCompletionTokens);
+    const { bytes, forced } = config.metering.forceStreamUsage ? forceStreamUsage(raw, validation.body) : { bytes: raw, forced: false };
+    // The parser consumed the client's stream: re-send the original bytes with their exact length.
+    req.headers['content-length'] = String(bytes.length);
+    delete req.headers['transfer-encoding'];
+    const stream = new PassThrough();
+    stream.end(bytes);
+    return { stream, tap: (contentType) => createResponseTap(contentType, { dropUsageChunk: forced }) };
+  };
+
+  const preparePreviewBody = (req: IncomingMessage, exchange: Exchange): PreparedBody => {
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return NO_BODY;
+    // Uploads can be hundreds of MB: stream them through, counting, never buffering.
+    const counter = new BodyLimitCounter(config.server.streamBodyLimit);
+    counter.once('error', (err) => {
+      exchange.upstream?.abort();
+      fail(exchange, err);
+    });
+    req.pipe(counter);
+    return { stream: counter, tap: () => undefined };
+  };
+
+  const fail = (exchange: Exchange, err: unknown): void => {
+    const error = asGatewayError(err);
+    if (error.status === 500) deps.logger.error({ requestId: exchange.id, err }, 'unhandled error');
+    exchange.errorCode = error.code;
+    if (err instanceof AuthFailure) metrics.authFailures.inc({ reason: err.reason });
+    writeError(exchange.res, error);
+  };
+
+  const forward = (req: IncomingMessage, exchange: Exchange, body: PreparedBody, ownHeaders: OutgoingHttpHeaders): void => {
+    const { route, res } = exchange;
+    const upstream = deps.upstreams[route.upstream];
+    stripHopByHop(req.headers);
+    if (!config.server.trustProxy) {
+      delete req.headers['x-forwarded-for'];
+      delete req.headers['x-forwarded-proto'];
+      delete req.headers['x-forwarded-host'];
+      delete req.headers['x-forwarded-port'];
+    }
+    req.headers['x-request-id'] = exchange.id;
+    exchange.sentAt = performance.now();
+    const routeMetrics = metrics.forRoute({ route: route.template, method: exchange.method, upstream: route.upstream });
+    routeMetrics.overhead.observe((exchange.sentAt - exchange.startedAt) / 1000);
+    exchange.upstream = upstream.forward(req, res, body.stream, {
+      onResponse(upstreamResponse) {
+        exchange.respondedAt = performance.now();
+        routeMetrics.ttfb.observe((exchange.respondedAt - exchange.sentAt!) / 1000);
+        const tap = upstreamResponse.statusCode === 200 ? body.tap(upstreamResponse.headers['content-type']) : undefined;
+        relayResponse(upstreamResponse, res, ownHeaders, tap, ({ completed, tapResult }) => {
+          exchange.completed = completed;
+          if (tapResult) {
+            exchange.usage = tapResult.usage;
+            exchange.usageModel = tapResult.model ?? undefined;
+          }
+        });
+      },
+      onFailure(kind, error) {
+        metrics.upstreamErrors.inc({ upstream: route.upstream, kind });
+        fail(exchange, error);
+      },
+    });
+  };
+
+  const handle = async (req: IncomingMessage, exchange: Exchange): Promise<void> => {
+    const { route, res } = exchange;
+    const principal = await deps.authenticator.authenticate(req.headers.authorization);
+    exchange.principal = principal;
+    const projectValue = req.headers[projectHeader];
+    exchange.project = resolveProject(principal, Array.isArray(projectValue) ? projectValue[0] : projectValue, config.metering.projectHeader);
+
+    let body = NO_BODY;
+    if (route.kind === 'chat') {
+      const chat = await prepareChatBody(req, res, exchange);
+      if (!chat) return;
+      body = chat;
+    } else if (route.kind === 'preview') {
+      assertDeclaredLength(req, config.server.streamBodyLimit);
+    }
+
+    const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
+    if (limitedKinds.has(route.kind)) {
+      const admission = await deps.limiter.admit({ principal, project: exchange.project, estimatedTokens: exchange.estimatedTokens });
+      exchange.admission = admission;
+      Object.assign(ownHeaders, admission.headers);
+    }
+    if (route.kind === 'preview') body = preparePreviewBody(req, exchange);
+    forward(req, exchange, body, ownHeaders);
+  };
+
+  return (req, res, route) => {
+    const method = req.method ?? 'GET';
+    const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res);
+    res.setHeader('x-request-id', exchange.id);
+    metrics.forRoute({ route: route.template, method, upstream: route.upstream }).inflight.inc();
+    res.once('close', () => completeExchange(exchange, deps));
+    handle(req, exchange).catch((err: unknown) => fail(exchange, err));
+  };
+}

@@ -1,0 +1,33 @@
+import type { Principal, ProjectRef } from '../auth/index.js';
+import { GatewayError } from '../errors.js';
+
+const PART = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Resolves the team/project a request is attributed to from the `<compat>-Project` header
+ * (`<team>/<project>`), or the principal's default project when the header is absent.
+ * Throws 400 `invalid_project` for a malformed value, 403 `project_forbidden` when the
+ * principal may not use it.
+ */
+export function resolveProject(principal: Principal, headerValue: string | undefined, headerName: string): ProjectRef {
+  if (headerValue === undefined) return { team: principal.team, project: principal.defaultProject };
+  const slash = headerValue.indexOf('/');
+  const team = slash === -1 ? '' : headerValue.slice(0, slash);
+  const project = slash === -1 ? '' : headerValue.slice(slash + 1);
+  if (!PART.test(team) || !PART.test(project)) {
+    throw new GatewayError(
+      400,
+      'invalid_project',
+      `Invalid ${headerName} header: expected "<team>/<project>", each 1-128 characters of A-Z a-z 0-9 . _ -.`,
+      {},
+      headerName,
+    );
+  }
+  if (team !== principal.team) {
+    throw new GatewayError(403, 'project_forbidden', `This key belongs to team "${principal.team}" and cannot act for team "${team}".`, {}, headerName);
+  }
+  if (!principal.projects.has('*') && !principal.projects.has(project)) {
+    throw new GatewayError(403, 'project_forbidden', `This key may not use project "${team}/${project}".`, {}, headerName);
+  }
+  return { team, project };
+}

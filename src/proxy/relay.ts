@@ -1,0 +1,69 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { endToEndHeaders } from './headers.js';
+
+/** Inspects (and may rewrite) the bytes relayed to the client — the metering tap. */
+export interface BodyTap<R extends { tail: Buffer | null } = { tail: Buffer | null }> {
+  write(chunk: Buffer): Buffer;
+  /** Called exactly once, when the relay is over (completed or not). */
+  end(): R;
+}
+
+export interface RelayOutcome<R> {
+  /** The upstream body was relayed to its end (false: upstream broke off or the client left). */
+  readonly completed: boolean;
+  /** What the tap saw, when there was one. */
+  readonly tapResult: R | undefined;
+}
+
+/**
+ * Relays an upstream response to the client chunk by chunk, honouring backpressure.
+ * `ownHeaders` (request id, rate-limit headers) win over upstream headers of the same name.
+ * With a tap that may drop bytes, Content-Length is removed so the client is not misled.
+ */
+export function relayResponse<R extends { tail: Buffer | null }>(
+  upstream: IncomingMessage,
+  res: ServerResponse,
+  ownHeaders: OutgoingHttpHeaders,
+  tap: BodyTap<R> | undefined,
+  onDone: (outcome: RelayOutcome<R>) => void,
+): void {
+  const headers = endToEndHeaders(upstream.headers);
+  for (const name in ownHeaders) headers[name] = ownHeaders[name];
+  if (tap) delete headers['content-length'];
+  res.writeHead(upstream.statusCode ?? 502, headers);
+
+  let finished = false;
+  const finish = (completed: boolean): R | undefined => {
+    if (finished) return undefined;
+    finished = true;
+    const tapResult = tap?.end();
+    onDone({ completed, tapResult });
+    return tapResult;
+  };
+
+  upstream.on('data', (chunk: Buffer) => {
+    const out = tap ? tap.write(chunk) : chunk;
+    if (out.length > 0 && !res.write(out)) upstream.pause();
+  });
+  res.on('drain', () => upstream.resume());
+  upstream.on('end', () => {
+    const tail = finish(true)?.tail;
+    if (tail) res.end(tail);
+    else res.end();
+  });
+  // Upstream broke off mid-body: the client must see a truncated response, not a clean end.
+  upstream.on('error', () => {
+    res.destroy();
+    finish(false);
+  });
+  upstream.on('aborted', () => {
+    res.destroy();
+    finish(false);
+  });
+  res.on('close', () => {
+    if (!res.writableFinished) {
+      upstream.destroy();
+      finish(false);
+    }
+  });
+}

@@ -1,0 +1,88 @@
+import { GatewayError } from '../errors.js';
+
+export type UpstreamName = 'service' | 'inference';
+
+/** What a route is, for the steps after routing: which body handling, limits and metering apply. */
+export type RouteKind = 'chat' | 'models' | 'preview' | 'health';
+
+export interface RouteSpec {
+  /** The template used as the `route` metric label, e.g. `/v1/preview/models/{model_id}`. */
+  readonly template: string;
+  readonly methods: readonly string[];
+  readonly upstream: UpstreamName;
+  readonly kind: RouteKind;
+  /** POST of this route creates a training job of this kind (counted in metrics). */
+  readonly trainingJobKind?: 'rl' | 'sft';
+}
+
+export interface RouteMatch {
+  readonly route: RouteSpec;
+  /** Allowed for this method? When false, `route.methods` goes in the Allow header (405). */
+  readonly methodAllowed: boolean;
+}
+
+/** The route table of SPEC 4 and the seed document. */
+export const ROUTES: readonly RouteSpec[] = [
+  { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', kind: 'chat' },
+  { template: '/v1/models', methods: ['GET'], upstream: 'inference', kind: 'models' },
+  { template: '/v1/preview/models', methods: ['POST'], upstream: 'service', kind: 'preview' },
+  { template: '/v1/preview/models/{model_id}', methods: ['DELETE'], upstream: 'service', kind: 'preview' },
+  { template: '/v1/preview/models/{model_id}/checkpoints', methods: ['GET', 'DELETE'], upstream: 'service', kind: 'preview' },
+  { template: '/v1/preview/models/{model_id}/log', methods: ['POST'], upstream: 'service', kind: 'preview' },
+  { template: '/v1/preview/training-jobs', methods: ['POST'], upstream: 'service', kind: 'preview', trainingJobKind: 'rl' },
+  { template: '/v1/preview/sft-training-jobs', methods: ['POST'], upstream: 'service', kind: 'preview', trainingJobKind: 'sft' },
+  { template: '/v1/preview/training-jobs/{training_job_id}', methods: ['GET'], upstream: 'service', kind: 'preview' },
+  { template: '/v1/preview/training-jobs/{training_job_id}/events', methods: ['GET'], upstream: 'service', kind: 'preview' },
+  { template: '/v1/health', methods: ['GET'], upstream: 'service', kind: 'health' },
+  { template: '/v1/system-check', methods: ['GET'], upstream: 'service', kind: 'health' },
+];
+
+/** Compiles a template to a regex once: `{param}` is one non-empty segment; a trailing slash is allowed and kept. */
+function compile(template: string): RegExp {
+  const source = template
+    .split('/')
+    .map((segment) => (segment.startsWith('{') ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}
+
+export interface RouteTable {
+  /** The route for a path (no query string), or undefined for 404. */
+  match(path: string, method: string): RouteMatch | undefined;
+}
+
+export function createRouteTable(routes: readonly RouteSpec[] = ROUTES): RouteTable {
+  const compiled = routes.map((route) => ({ route, pattern: compile(route.template) }));
+  return {
+    match(path, method) {
+      // Several templates can share a path (none today); the method decides between them.
+      let fallback: RouteSpec | undefined;
+      for (const { route, pattern } of compiled) {
+        if (!pattern.test(path)) continue;
+        if (route.methods.includes(method)) return { route, methodAllowed: true };
+        fallback ??= route;
+      }
+      return fallback ? { route: fallback, methodAllowed: false } : undefined;
+    },
+  };
+}
+
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
+
+/**
+ * Rejects paths that could address something other than what they appear to: `..`/`.` segments
+ * (raw or percent-encoded) and encoded slashes or backslashes, which upstream frameworks may
+ * decode into a different route. Such requests are answered 400 and never forwarded.
+ */
+export function assertSafePath(path: string): void {
+  if (path.includes('\\')) throw unsafePath('a backslash');
+  for (const segment of path.split('/')) {
+    if (DOT_SEGMENT.test(segment)) throw unsafePath('a "." or ".." segment');
+    if (ENCODED_SEPARATOR.test(segment)) throw unsafePath('an encoded slash');
+  }
+}
+
+function unsafePath(what: string): GatewayError {
+  return new GatewayError(400, 'invalid_path', `The request path contains ${what}, which is not allowed.`);
+}

@@ -1,0 +1,126 @@
+import http, { type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
+import { ProxyServer } from 'http-proxy-3';
+import type { UpstreamConfig } from '../config/index.js';
+import { GatewayError } from '../errors.js';
+import type { UpstreamName } from './routes.js';
+
+export type UpstreamErrorKind = 'connect' | 'timeout' | 'reset';
+
+/** What the caller learns about one forwarded exchange. */
+export interface ForwardHandlers {
+  /** Upstream response headers arrived; the caller relays the body itself. */
+  onResponse(upstreamResponse: IncomingMessage): void;
+  /** No response: refused, reset or timed out. `error` is the 502/504 to answer with. */
+  onFailure(kind: UpstreamErrorKind, error: GatewayError): void;
+}
+
+/** Lets the caller give up on an exchange it already answered (e.g. an upload grew past its limit). */
+export interface ForwardHandle {
+  abort(): void;
+}
+
+export interface Upstream {
+  readonly name: UpstreamName;
+  /**
+   * Sends the request upstream. `body` replaces the client's stream when the gateway has read
+   * or wraps it (chat bytes, counted preview uploads); `contentLength` goes with buffered bodies.
+   */
+  forward(req: IncomingMessage, res: ServerResponse, body: Readable | undefined, handlers: ForwardHandlers): ForwardHandle;
+  close(): void;
+}
+
+interface Pending {
+  handlers: ForwardHandlers;
+  timer: NodeJS.Timeout;
+  upstreamRequest?: ClientRequest;
+  settled: boolean;
+}
+
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
+
+function classify(err: NodeJS.ErrnoException): UpstreamErrorKind {
+  return err.code !== undefined && CONNECT_CODES.has(err.code) ? 'connect' : 'reset';
+}
+
+/** One pooled upstream: a keep-alive agent and an http-proxy-3 server built once from config. */
+export function createUpstream(name: UpstreamName, config: UpstreamConfig): Upstream {
+  const target = new URL(config.url);
+  const agentOptions = { keepAlive: true, maxSockets: config.maxSockets, maxFreeSockets: Math.min(config.maxSockets, 64), scheduling: 'lifo' as const };
+  const agent = target.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  const proxy = new ProxyServer({
+    target,
+    agent,
+    // Without this the library would pipe the response itself; we relay it to meter usage.
+    selfHandleResponse: true,
+    xfwd: true,
+    // Forward req.url exactly as received (no URL re-parsing or normalisation of the path).
+    toProxy: true,
+    headers: config.auth === 'passthrough' ? undefined : { authorization: `Bearer ${config.auth.bearer}` },
+  });
+  const pending = new WeakMap<IncomingMessage, Pending>();
+
+  proxy.on('proxyReq', (upstreamRequest: ClientRequest, req: IncomingMessage) => {
+    const entry = pending.get(req);
+    if (entry) entry.upstreamRequest = upstreamRequest;
+  });
+  proxy.on('proxyRes', (upstreamResponse: IncomingMessage, req: IncomingMessage) => {
+    const entry = pending.get(req);
+    if (!entry || entry.settled) {
+      upstreamResponse.resume();
+      return;
+    }
+    entry.settled = true;
+    clearTimeout(entry.timer);
+    entry.handlers.onResponse(upstreamResponse);
+  });
+
+  const fail = (entry: Pending, kind: UpstreamErrorKind, error: GatewayError): void => {
+    if (entry.settled) return;
+    entry.settled = true;
+    clearTimeout(entry.timer);
+    entry.handlers.onFailure(kind, error);
+  };
+
+  return {
+    name,
+    forward(req, res, body, handlers) {
+      // Our own timer: http-proxy-3's proxyTimeout surfaces as a reset, and a timeout must answer 504.
+      const entry: Pending = {
+        handlers,
+        settled: false,
+        timer: setTimeout(() => {
+          fail(entry, 'timeout', new GatewayError(504, 'upstream_timeout', `The ${name} upstream did not answer within ${config.timeoutMs} ms.`));
+          entry.upstreamRequest?.destroy();
+        }, config.timeoutMs),
+      };
+      pending.set(req, entry);
+      // A client that goes away first: http-proxy-3 destroys the upstream request; stop our timer.
+      res.once('close', () => {
+        if (entry.settled) return;
+        entry.settled = true;
+        clearTimeout(entry.timer);
+      });
+      proxy.web(req, res, body ? { buffer: body } : {}, (err: Error) => {
+        const kind = classify(err as NodeJS.ErrnoException);
+        const message =
+          kind === 'connect'
+            ? `The ${name} upstream refused the connection or could not be reached.`
+            : `The ${name} upstream closed the connection before answering.`;
+        fail(entry, kind, new GatewayError(502, 'upstream_unavailable', message));
+      });
+      return {
+        abort() {
+          entry.settled = true;
+          clearTimeout(entry.timer);
+          entry.upstreamRequest?.destroy();
+        },
+      };
+    },
+    close() {
+      agent.destroy();
+      proxy.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { createGateway, type Gateway } from '../../src/app.js';
+import { validateConfig, type Config } from '../../src/config/index.js';
+import { startInferenceHost } from '../fixtures/inference-host.js';
+import { startTrainingService, type FakeUpstream } from '../fixtures/training-service.js';
+import { ADMIN_ENTRIES, KEY_ENTRIES } from './keys.js';
+
+export interface RunningGateway {
+  readonly url: string;
+  readonly port: number;
+  readonly gateway: Gateway;
+  readonly server: Server;
+  readonly config: Config;
+  close(): Promise<void>;
+}
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> | T[K] : T[K] };
+
+/** The config every integration test starts from: test keys, the given upstreams, memory store. */
+export function testConfig(upstreams: { service: string; inference: string }, overrides: Record<string, unknown> = {}): Config {
+  const base: Record<string, unknown> = {
+    server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000 },
+    upstreams: { service: { url: upstreams.service, timeoutMs: 2000 }, inference: { url: upstreams.inference, timeoutMs: 2000 } },
+    auth: { keys: KEY_ENTRIES, admin: { keys: ADMIN_ENTRIES } },
+    logging: { level: 'silent' },
+  };
+  return validateConfig(mergeDeep(base, overrides), 'test config');
+}
+
+function mergeDeep(base: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(extra)) {
+    const current = out[key];
+    if (value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object' && !Array.isArray(current)) {
+      out[key] = mergeDeep(current as Record<string, unknown>, value as Record<string, unknown>);
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** Builds the gateway from config and listens on a free loopback port. */
+export async function startGateway(config: Config): Promise<RunningGateway> {
+  const gateway = await createGateway(config, { logger: pino({ level: 'silent' }) });
+  const server = createServer(gateway.app);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    gateway,
+    server,
+    config,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await gateway.close();
+    },
+  };
+}
+
+/** A gateway in front of fresh fixture upstreams: the usual integration-test setup. */
+export async function startStack(overrides: Record<string, unknown> = {}): Promise<{
+  service: FakeUpstream;
+  inference: FakeUpstream;
+  gw: RunningGateway;
+  close(): Promise<void>;
+}> {
+  const service = await startTrainingService();
+  const inference = await startInferenceHost();
+  const gw = await startGateway(testConfig({ service: service.url, inference: inference.url }, overrides));
+  return {
+    service,
+    inference,
+    gw,
+    async close() {
+      await gw.close();
+      await Promise.all([service.close(), inference.close()]);
+    },
+  };
+}
+
+export type { DeepPartial };

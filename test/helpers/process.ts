@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** A gateway started as its own process (`src/main.ts` through tsx), as `npm start` would. */
+export interface GatewayProcess {
+  readonly child: ChildProcess;
+  /** Everything printed so far on stdout and stderr. */
+  output(): string;
+  /** Resolves when a line containing `text` has been printed. */
+  waitFor(text: string): Promise<void>;
+  /** Resolves with the exit code. */
+  exited(): Promise<number | null>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+export function writeTempConfig(yaml: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, yaml);
+  return path;
+}
+
+export function startGatewayProcess(env: Record<string, string>): GatewayProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const waiters: Array<{ text: string; resolve: () => void }> = [];
+  const onData = (chunk: Buffer): void => {
+    output += chunk.toString();
+    for (const waiter of [...waiters]) {
+      if (output.includes(waiter.text)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exit = once(child, 'exit').then(([code]) => code as number | null);
+  return {
+    child,
+    output: () => output,
+    waitFor(text) {
+      if (output.includes(text)) return Promise.resolve();
+      return new Promise<void>((resolveWait, reject) => {
+        waiters.push({ text, resolve: resolveWait });
+        void exit.then((code) => reject(new Error(`gateway exited (${code}) before printing "${text}":\n${output}`)));
+      });
+    },
+    exited: () => exit,
+    kill: (signal = 'SIGTERM') => {
+      child.kill(signal);
+    },
+  };
+}

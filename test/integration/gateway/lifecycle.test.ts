@@ -1,0 +1,119 @@
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
+import { startInferenceHost } from '../../fixtures/inference-host.js';
+import { freePort } from '../../helpers/ports.js';
+import { KEY_ENTRIES, KEYS, bearer } from '../../helpers/keys.js';
+import { startGatewayProcess, writeTempConfig } from '../../helpers/process.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+
+const configYaml = (keys: boolean) => `
+server: { host: 127.0.0.1, port: 8080, shutdownGraceMs: 5000 }
+upstreams:
+  service: { url: "\${SERVICE_URL}" }
+  inference: { url: "\${INFERENCE_URL:-http://127.0.0.1:9}" }
+auth:
+  keys: ${keys ? JSON.stringify(KEY_ENTRIES) : '[]'}
+`;
+
+describe('start-up', () => {
+  it.each([
+    ['a sha256 that is not 64 hex chars', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nauth: {keys: [{id: k, sha256: abc, team: t}]}\n', 'auth.keys[0].sha256: must be a SHA-256 digest: 64 hex characters'],
+    ['an unknown upstream', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}, billing: {url: "http://c"}}\n', 'upstreams: unknown key(s) "billing"'],
+    ['a negative limit', `upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nauth: {keys: [{id: k, sha256: "${'a'.repeat(64)}", team: t, limits: {rpm: -5}}]}\n`, 'auth.keys[0].limits.rpm: Too small: expected number to be >0'],
+  ])('exits 1 with one line naming the key path for %s', async (_name, yaml, message) => {
+    const path = writeTempConfig(yaml);
+    const proc = startGatewayProcess({ TOLLGATE_CONFIG: path, PORT: String(await freePort()) });
+    expect(await proc.exited()).toBe(1);
+    expect(proc.output()).toBe(`tollgate: ${path}: ${message}\n`);
+  });
+
+  it('exits 1 naming a missing config file', async () => {
+    const proc = startGatewayProcess({ TOLLGATE_CONFIG: '/nonexistent/tollgate.yaml' });
+    expect(await proc.exited()).toBe(1);
+    expect(proc.output()).toBe('tollgate: /nonexistent/tollgate.yaml: cannot read config file (no such file)\n');
+  });
+
+  it('starts with no keys configured, says how to add one, and serves nothing under /v1', async () => {
+    const port = await freePort();
+    const proc = startGatewayProcess({ TOLLGATE_CONFIG: writeTempConfig(configYaml(false)), PORT: String(port), SERVICE_URL: 'http://127.0.0.1:9' });
+    try {
+      await proc.waitFor('tollgate listening');
+      expect(proc.output()).toContain('npm run keygen -- --team <team>');
+      const res = await fetch(`http://127.0.0.1:${port}/v1/health`, { headers: { authorization: 'Bearer anything' } });
+      expect(res.status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    } finally {
+      proc.kill();
+      await proc.exited();
+    }
+  });
+});
+
+describe('graceful shutdown on SIGTERM', () => {
+  let service: FakeUpstream;
+  let inference: FakeUpstream;
+  beforeAll(async () => {
+    service = await startTrainingService();
+    inference = await startInferenceHost();
+  });
+  afterAll(async () => {
+    await Promise.all([service.close(), inference.close()]);
+  });
+
+  it('finishes an in-flight stream, refuses new connections, then exits 0', async () => {
+    const port = await freePort();
+    const proc = startGatewayProcess({
+      TOLLGATE_CONFIG: writeTempConfig(configYaml(true)),
+      PORT: String(port),
+      SERVICE_URL: service.url,
+      INFERENCE_URL: inference.url,
+    });
+    await proc.waitFor('tollgate listening');
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      path: '/v1/chat/completions',
+      method: 'POST',
+      headers: { authorization: bearer(KEYS.teamA), 'content-type': 'application/json', 'x-fixture-mode': 'stream-hold' },
+    });
+    req.end(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }));
+    const held = await service.nextHeld();
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    let body = '';
+    res.on('data', (c: Buffer) => (body += c.toString()));
+
+    proc.kill('SIGTERM');
+    await proc.waitFor('draining');
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+
+    for (const event of held.rest) held.res.write(event);
+    held.res.end();
+    await once(res, 'end');
+    expect(body.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(await proc.exited()).toBe(0);
+  });
+});
+
+describe('npm run keygen', () => {
+  it('prints a key once and a YAML entry holding only its SHA-256', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/auth/keygen.ts', '--team', 'team-a', '--projects', 'prod,research', '--id', 'ci'], { cwd: ROOT });
+    const key = /\n {2}(tg-[A-Za-z0-9_-]{32})\n/.exec(stdout)?.[1];
+    expect(key).toBeDefined();
+    const digest = createHash('sha256').update(key!).digest('hex');
+    expect(stdout).toContain(`    - id: ci\n      sha256: "${digest}"\n      team: team-a\n      projects: ["prod", "research"]\n`);
+    expect(stdout.split(key!)).toHaveLength(2);
+  });
+
+  it('refuses to run without --team', async () => {
+    const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/auth/keygen.ts'], { cwd: ROOT }).catch((err: { code: number; stderr: string }) => err);
+    expect((result as { code: number }).code).toBe(1);
+    expect((result as { stderr: string }).stderr).toBe('keygen: --team <team> is required (1-128 of [A-Za-z0-9._-])\n');
+  });
+});

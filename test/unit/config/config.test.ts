@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, expandEnv, loadConfig, parseConfig } from '../../../src/config/index.js';
+
+const minimal = 'upstreams: {service: {url: "http://svc:9000"}, inference: {url: "http://inf:9001"}}\n';
+
+describe('expandEnv', () => {
+  it('replaces ${VAR} and ${VAR:-default}', () => {
+    expect(expandEnv('a: ${A}\nb: ${B:-fallback}\nc: ${C:-}', { A: 'one' })).toBe('a: one\nb: fallback\nc: ');
+  });
+  it('uses the default when the variable is set but empty', () => {
+    expect(expandEnv('${A:-x}', { A: '' })).toBe('x');
+  });
+});
+
+describe('parseConfig', () => {
+  it('fills every default of SPEC 3', () => {
+    const config = parseConfig(minimal, {});
+    expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, bodyLimit: 10 * 1024 * 1024, streamBodyLimit: 200 * 1024 * 1024, shutdownGraceMs: 30000, trustProxy: false });
+    expect(config.upstreams.service).toEqual({ url: 'http://svc:9000', auth: 'passthrough', timeoutMs: 120000, maxSockets: 256 });
+    expect(config.metering).toEqual({ projectHeader: 'OpenAI-Project', forceStreamUsage: true });
+    expect(config.rateLimits).toEqual({ onStoreError: 'open', defaultCompletionTokens: 1024, projects: {} });
+    expect(config.redis).toEqual({ url: '', keyPrefix: 'tollgate:', commandTimeoutMs: 100 });
+    expect(config.metrics).toEqual({ path: '/metrics', port: null, bearerToken: null, maxTeamProjects: 500 });
+  });
+
+  it('applies HOST, PORT, SERVICE_URL, INFERENCE_URL, REDIS_URL and LOG_LEVEL overrides', () => {
+    const config = parseConfig(minimal, {
+      HOST: '127.0.0.1',
+      PORT: '9999',
+      SERVICE_URL: 'http://other-svc:1',
+      INFERENCE_URL: 'http://other-inf:2',
+      REDIS_URL: 'redis://r:6379',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config.server.host).toBe('127.0.0.1');
+    expect(config.server.port).toBe(9999);
+    expect(config.upstreams.service.url).toBe('http://other-svc:1');
+    expect(config.upstreams.inference.url).toBe('http://other-inf:2');
+    expect(config.redis.url).toBe('redis://r:6379');
+    expect(config.logging.level).toBe('debug');
+  });
+
+  it('expands variables inside the YAML before parsing', () => {
+    const config = parseConfig('upstreams:\n  service: {url: "${SVC:-http://d:1}", auth: {bearer: "${TOKEN}"}}\n  inference: {url: "http://i:2"}\n', { TOKEN: 'sekrit' });
+    expect(config.upstreams.service.url).toBe('http://d:1');
+    expect(config.upstreams.service.auth).toEqual({ bearer: 'sekrit' });
+  });
+
+  it.each([
+    ['a bad sha256', `${minimal}auth: {keys: [{id: k, sha256: "xyz", team: t}]}`, 'config: auth.keys[0].sha256: must be a SHA-256 digest: 64 hex characters'],
+    ['an unknown upstream', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}, other: {url: "http://c"}}', 'config: upstreams: unknown key(s) "other"'],
+    ['a negative limit', `${minimal}rateLimits: {projects: {"team-a/*": {tpm: -1}}}`, 'config: rateLimits.projects.team-a/*.tpm: Too small: expected number to be >0'],
+    ['a missing upstream', 'upstreams: {service: {url: "http://a"}}', 'config: upstreams.inference: Invalid input: expected object, received undefined'],
+    ['a non-http upstream URL', 'upstreams: {service: {url: "ftp://a"}, inference: {url: "http://b"}}', 'config: upstreams.service.url: must be an http:// or https:// URL'],
+    ['a bad size', `${minimal}server: {bodyLimit: lots}`, 'config: server.bodyLimit: "lots" is not a size (use e.g. 10mb, 512kb or a number of bytes)'],
+    ['an unknown section', `${minimal}ratelimits: {}`, 'config: (root): unknown key(s) "ratelimits"'],
+    ['invalid YAML', 'server: [1, 2', 'config: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+    ['two sources of JWT keys', `${minimal}auth: {jwt: {secret: s, jwksUrl: "https://idp/jwks"}}`, 'config: auth.jwt: set exactly one of jwksUrl, secret or publicKey'],
+    ['a duplicate key id', `${minimal}auth: {keys: [{id: k, sha256: "${'a'.repeat(64)}", team: t}, {id: k, sha256: "${'b'.repeat(64)}", team: t}]}`, 'config: auth.keys[1].id: duplicate key id "k"'],
+  ])('rejects %s with one line naming the key path', (_name, yaml, message) => {
+    expect(() => parseConfig(yaml, {})).toThrow(new ConfigError(message));
+  });
+
+  it('loads config/default.yaml and config/example.yaml', () => {
+    expect(loadConfig('config/default.yaml', {}).auth.keys).toEqual([]);
+    const example = loadConfig('config/example.yaml', {});
+    expect(example.auth.keys[0]?.limits).toEqual({ rpm: 600, tpm: 200000, concurrency: 16, tokensPerDay: 5000000 });
+    expect(example.rateLimits.projects['team-a/prod']).toEqual({ rpm: 5000, tokensPerDay: 50000000 });
+    expect(readFileSync('config/example.yaml', 'utf8')).toContain('cluster:');
+  });
+});
