@@ -37,7 +37,10 @@ function decodeUtf16(raw: Buffer, start: number, littleEndian: boolean): string 
  * decode become U+FFFD, where Python would fail and FastAPI answer 400.
  */
 export function decodeJsonText(raw: Buffer): string {
-  const [b0, b1, b2, b3] = [raw[0], raw[1], raw[2], raw[3]];
+  const b0 = raw[0];
+  const b1 = raw[1];
+  const b2 = raw[2];
+  const b3 = raw[3];
   if (b0 === 0x00 && b1 === 0x00 && b2 === 0xfe && b3 === 0xff) return decodeUtf32(raw, 4, false);
   if (b0 === 0xff && b1 === 0xfe && b2 === 0x00 && b3 === 0x00) return decodeUtf32(raw, 4, true);
   if (b0 === 0xfe && b1 === 0xff) return decodeUtf16(raw, 2, false);
