@@ -66,6 +66,11 @@ export interface Metrics {
    * limit keep their names, later ones become `__other__`. Returns a shared object (no allocation).
    */
   teamProject(team: string, project: string): TeamProject;
+  /**
+   * The `model` label to record, bounded by `maxModels`: model names come from clients, so the
+   * first `maxModels` distinct names keep their label and later ones become `__other__`.
+   */
+  modelLabel(model: string): string;
   /** The exposition text; concurrent scrapes share one rendering. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -73,6 +78,8 @@ export interface Metrics {
 export interface MetricsOptions {
   /** Distinct team/project pairs kept as labels before overflowing to `__other__` (SPEC 3: 500). */
   maxTeamProjects?: number;
+  /** Distinct model names kept as labels before overflowing to `__other__` (default 200). */
+  maxModels?: number;
 }
 
 /** LLM calls range from a cached 5 ms answer to multi-minute generations; the top bucket matches proxy timeouts. */
@@ -184,6 +191,16 @@ function routeMetricsFactory(handles: Handles): (labels: RequestLabels) => Route
   };
 }
 
+function modelGuard(max: number): (model: string) => string {
+  const known = new Set<string>();
+  return (model) => {
+    if (known.has(model)) return model;
+    if (known.size >= max) return OTHER_LABEL;
+    known.add(model);
+    return model;
+  };
+}
+
 function teamProjectGuard(max: number): (team: string, project: string) => TeamProject {
   const other: TeamProject = Object.freeze({ team: OTHER_LABEL, project: OTHER_LABEL });
   // Nested maps: no key string is built per lookup.
@@ -217,6 +234,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     ...handles,
     forRoute: routeMetricsFactory(handles),
     teamProject: teamProjectGuard(options.maxTeamProjects ?? 500),
+    modelLabel: modelGuard(options.maxModels ?? 200),
     async render() {
       // A burst of scrapes (several Prometheus replicas) costs one serialisation.
       rendering ??= registry.metrics().finally(() => {
