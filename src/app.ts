@@ -5,7 +5,7 @@ import { createAuthenticator } from './auth/index.js';
 import type { Config } from './config/index.js';
 import { asGatewayError, GatewayError, writeError } from './errors.js';
 import { createLimiter, type Limiter } from './limits/index.js';
-import { createUsageStore, createLabelGuard, type UsageStore } from './metering/index.js';
+import { createUsageStore, type UsageStore } from './metering/index.js';
 import { createMetrics, type Metrics } from './observability/index.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetricsEndpoint } from './observability/metrics-endpoint.js';
@@ -55,7 +55,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     metrics,
     logger,
     upstreams,
-    modelLabel: createLabelGuard(config.metrics.maxTeamProjects),
   });
   const metricsHandler = createMetricsEndpoint(metrics, config.metrics.bearerToken);
   let draining = false;

@@ -7,8 +7,6 @@ export interface CompletionDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly usageStore: UsageStore;
-  /** Bounds the `model` label: user-supplied model names must not grow the series count without end. */
-  readonly modelLabel: (model: string) => string;
 }
 
 const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -45,7 +43,7 @@ export function completeExchange(exchange: Exchange, deps: CompletionDeps): void
         total_tokens: usage?.total_tokens ?? 0,
       });
       if (usage) {
-        const modelLabel = deps.modelLabel(model);
+        const modelLabel = metrics.modelLabel(model);
         metrics.tokens.inc({ ...labels, model: modelLabel, type: 'prompt' }, usage.prompt_tokens);
         metrics.tokens.inc({ ...labels, model: modelLabel, type: 'completion' }, usage.completion_tokens);
       }
