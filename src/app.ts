@@ -68,6 +68,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     next();
   }) satisfies RequestHandler);
 
+  const onlyGet = (path: string): void => {
+    app.all(path, (req, _res, next) => {
+      next(new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use GET.`, { allow: 'GET' }));
+    });
+  };
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -77,6 +82,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   if (config.metrics.port === null) app.get(config.metrics.path, (req, res) => metricsHandler(req, res));
   app.get('/admin/usage', requireAdmin(authenticator, metrics), createAdminUsageHandler(usageStore));
+  for (const path of ['/healthz', '/readyz', '/admin/usage', ...(config.metrics.port === null ? [config.metrics.path] : [])]) onlyGet(path);
 
   app.use(((req, res, next) => {
     const queryStart = req.url.indexOf('?');

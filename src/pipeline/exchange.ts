@@ -36,8 +36,9 @@ export class Exchange {
     readonly res: ServerResponse,
   ) {}
 
+  /** The status the client saw; 499 (nginx's "client closed request") when it left before any. */
   get status(): number {
-    return this.res.statusCode;
+    return this.res.headersSent ? this.res.statusCode : 499;
   }
 
   /** Total tokens to settle the reservation to: what the upstream reported, else nothing used. */

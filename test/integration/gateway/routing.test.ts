@@ -182,3 +182,62 @@ function rawGet(port: number, path: string, authorization: string): Promise<{ co
     req.end();
   });
 }
+
+describe('gateway-owned endpoints', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('answers /healthz and /readyz without a key', async () => {
+    const health = await request(stack.gw.url).get('/healthz');
+    expect(health.status).toBe(200);
+    expect(health.body).toEqual({ status: 'ok' });
+    const ready = await request(stack.gw.url).get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready' });
+  });
+
+  it('turns /readyz 503 while draining', async () => {
+    const other = await startStack();
+    try {
+      other.gw.gateway.startDraining();
+      const ready = await request(other.gw.url).get('/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({ status: 'draining' });
+      expect(ready.headers.connection).toBe('close');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it.each(['/healthz', '/readyz', '/metrics', '/admin/usage'])('answers 405 with Allow: GET for POST %s', async (path) => {
+    const res = await request(stack.gw.url).post(path);
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET');
+    expect(res.body).toEqual({ error: { message: `POST is not allowed on ${path}; use GET.`, type: 'invalid_request_error', param: null, code: 'method_not_allowed' } });
+  });
+
+  it('serves the Prometheus exposition on /metrics', async () => {
+    const res = await request(stack.gw.url).get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(res.text).toContain('# TYPE tollgate_requests_total counter');
+  });
+});
+
+describe('metrics protected by a bearer token', () => {
+  it('answers 401 without the token and 200 with it', async () => {
+    const stack = await startStack({ metrics: { bearerToken: 'scrape-secret' } });
+    try {
+      expect((await request(stack.gw.url).get('/metrics')).status).toBe(401);
+      expect((await request(stack.gw.url).get('/metrics').set('authorization', 'Bearer wrong')).status).toBe(401);
+      expect((await request(stack.gw.url).get('/metrics').set('authorization', 'Bearer scrape-secret')).status).toBe(200);
+    } finally {
+      await stack.close();
+    }
+  });
+});
