@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/index.js';
+
+type Doc = Record<string, any>; // manifests are free-form; the assertions check the shape
+
+describe('config/kubernetes/tollgate.yaml', () => {
+  const docs = parseAllDocuments(readFileSync('config/kubernetes/tollgate.yaml', 'utf8'));
+  const objects = docs.map((d) => {
+    expect(d.errors).toEqual([]);
+    return d.toJS() as Doc;
+  });
+  const byKind = (kind: string): Doc => objects.find((o) => o.kind === kind)!;
+
+  it('is valid YAML with a ConfigMap, a Deployment and a Service', () => {
+    expect(objects.map((o) => o.kind)).toEqual(['ConfigMap', 'Deployment', 'Service']);
+  });
+
+  it('runs 3 replicas with readiness on /readyz and liveness on /healthz', () => {
+    const deployment = byKind('Deployment');
+    expect(deployment.spec.replicas).toBe(3);
+    const container = deployment.spec.template.spec.containers[0];
+    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(30);
+  });
+
+  it('takes the Redis URL from a Secret', () => {
+    const container = byKind('Deployment').spec.template.spec.containers[0];
+    const redis = container.env.find((e: Doc) => e.name === 'REDIS_URL');
+    expect(redis.valueFrom.secretKeyRef).toEqual({ name: 'tollgate-redis', key: 'url' });
+  });
+
+  it('ships a config the gateway accepts, pointing at Redis', () => {
+    const config = parseConfig(byKind('ConfigMap').data['config.yaml'], { REDIS_URL: 'redis://redis:6379' });
+    expect(config.redis.url).toBe('redis://redis:6379');
+    expect(config.server.trustProxy).toBe(true);
+  });
+});
