@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './admin/auth.js';
 import { createAdminUsageHandler } from './admin/usage.js';
-import { createAuthenticator } from './auth/index.js';
+import { AUTH_FAILURE_REASONS, createAuthenticator } from './auth/index.js';
 import type { Config } from './config/index.js';
 import { asGatewayError, GatewayError, writeError } from './errors.js';
 import { createLimiter, type Limiter } from './limits/index.js';
@@ -10,6 +10,7 @@ import { createMetrics, type Metrics } from './observability/index.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetricsEndpoint } from './observability/metrics-endpoint.js';
 import { createV1Handler } from './pipeline/index.js';
+import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { assertSafePath, createRouteTable, createUpstream, type Upstream, type UpstreamName } from './proxy/index.js';
 
 /** A built gateway: the Express app plus what start/stop code needs to drive it. */
@@ -34,7 +35,15 @@ export interface GatewayOptions {
 /** Turns a validated Config into a wired Express app. Everything the hot path needs is built here. */
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logging.level);
-  const metrics = createMetrics({ maxTeamProjects: config.metrics.maxTeamProjects });
+  const usesRedis = config.redis.url !== '' || (config.redis.cluster?.length ?? 0) > 0;
+  const metrics = createMetrics({
+    maxTeamProjects: config.metrics.maxTeamProjects,
+    knownLabels: {
+      upstreams: ['service', 'inference'],
+      authFailureReasons: [...AUTH_FAILURE_REASONS, PROJECT_FORBIDDEN],
+      stores: usesRedis ? ['redis'] : [],
+    },
+  });
   const storeEvents = { onStoreError: (store: 'redis') => metrics.storeErrors.inc({ store }) };
   const authenticator = await createAuthenticator(config);
   const limiter: Limiter = createLimiter(config, {

@@ -4,7 +4,7 @@ import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
 import { StaticKeyTable } from './static-keys.js';
 
-export { AuthFailure, type AuthFailureReason } from './failure.js';
+export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './failure.js';
 export type { Principal, ProjectRef } from './principal.js';
 export { sha256Hex } from './static-keys.js';
 

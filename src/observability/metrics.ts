@@ -75,7 +75,23 @@ export interface Metrics {
   render(): Promise<{ contentType: string; body: string }>;
 }
 
+/**
+ * Label values known before any request: their series are created at 0 so that the first
+ * error after start-up shows as an increase (a series born at 1 has no increase to rate()).
+ */
+export interface KnownLabels {
+  readonly upstreams: readonly string[];
+  readonly authFailureReasons: readonly string[];
+  readonly stores: readonly string[];
+}
+
+const LIMIT_SCOPES = ['key', 'project'] as const;
+const LIMIT_NAMES = ['rpm', 'tpm', 'concurrency', 'tokensPerDay'] as const;
+const UPSTREAM_ERROR_KINDS: readonly UpstreamErrorKind[] = ['connect', 'timeout', 'reset'];
+
 export interface MetricsOptions {
+  /** Series to create at zero (see KnownLabels). */
+  knownLabels?: KnownLabels;
   /** Distinct team/project pairs kept as labels before overflowing to `__other__` (SPEC 3: 500). */
   maxTeamProjects?: number;
   /** Distinct model names kept as labels before overflowing to `__other__` (default 200). */
@@ -228,6 +244,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   collectDefaultMetrics({ register: registry });
   for (const name of MISNAMED_DEFAULT_METRICS) registry.removeSingleMetric(name);
   const handles = createHandles(registry);
+  const known = options.knownLabels;
+  if (known) {
+    // inc(…, 0) creates the series; labels() alone does not.
+    for (const scope of LIMIT_SCOPES) for (const limit of LIMIT_NAMES) handles.rateLimitRejections.inc({ scope, limit }, 0);
+    for (const upstream of known.upstreams) for (const kind of UPSTREAM_ERROR_KINDS) handles.upstreamErrors.inc({ upstream, kind }, 0);
+    for (const reason of known.authFailureReasons) handles.authFailures.inc({ reason }, 0);
+    for (const store of known.stores) handles.storeErrors.inc({ store }, 0);
+  }
   let rendering: Promise<string> | null = null;
   return {
     registry,

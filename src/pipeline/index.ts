@@ -8,7 +8,7 @@ import { createResponseTap, forceStreamUsage, type ResponseTap, type UsageStore 
 import type { Metrics } from '../observability/index.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
-import { resolveProject } from '../projects/index.js';
+import { PROJECT_FORBIDDEN, resolveProject } from '../projects/index.js';
 import {
   assertDeclaredLength,
   BodyLimitCounter,
@@ -90,6 +90,7 @@ export function createV1Handler(deps: PipelineDeps): (req: IncomingMessage, res:
     if (error.status === 500) deps.logger.error({ requestId: exchange.id, err }, 'unhandled error');
     exchange.errorCode = error.code;
     if (err instanceof AuthFailure) metrics.authFailures.inc({ reason: err.reason });
+    else if (error.code === PROJECT_FORBIDDEN) metrics.authFailures.inc({ reason: PROJECT_FORBIDDEN });
     writeError(exchange.res, error);
   };
 

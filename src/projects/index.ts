@@ -3,6 +3,9 @@ import { GatewayError } from '../errors.js';
 
 const PART = /^[A-Za-z0-9._-]{1,128}$/;
 
+/** The error code of a project the principal may not use (also an auth-failure metric reason). */
+export const PROJECT_FORBIDDEN = 'project_forbidden';
+
 /**
  * Resolves the team/project a request is attributed to from the `<compat>-Project` header
  * (`<team>/<project>`), or the principal's default project when the header is absent.
@@ -24,10 +27,10 @@ export function resolveProject(principal: Principal, headerValue: string | undef
     );
   }
   if (team !== principal.team) {
-    throw new GatewayError(403, 'project_forbidden', `This key belongs to team "${principal.team}" and cannot act for team "${team}".`, {}, headerName);
+    throw new GatewayError(403, PROJECT_FORBIDDEN, `This key belongs to team "${principal.team}" and cannot act for team "${team}".`, {}, headerName);
   }
   if (!principal.projects.has('*') && !principal.projects.has(project)) {
-    throw new GatewayError(403, 'project_forbidden', `This key may not use project "${team}/${project}".`, {}, headerName);
+    throw new GatewayError(403, PROJECT_FORBIDDEN, `This key may not use project "${team}/${project}".`, {}, headerName);
   }
   return { team, project };
 }

@@ -185,3 +185,15 @@ describe('teamProject label guard', () => {
     expect(metrics.teamProject('t', 'p500').project).toBe('__other__');
   });
 });
+
+describe('series known before any request', () => {
+  it('exist at 0 so that the first error shows as an increase', async () => {
+    const metrics = createMetrics({ knownLabels: { upstreams: ['service'], authFailureReasons: ['missing'], stores: ['redis'] } });
+    const { body } = await metrics.render();
+    const lines = body.split('\n').filter((l) => !l.startsWith('#'));
+    expect(lines).toContain('tollgate_auth_failures_total{reason="missing"} 0');
+    expect(lines).toContain('tollgate_store_errors_total{store="redis"} 0');
+    expect(lines).toContain('tollgate_upstream_errors_total{upstream="service",kind="timeout"} 0');
+    expect(lines).toContain('tollgate_ratelimit_rejections_total{scope="project",limit="tokensPerDay"} 0');
+  });
+});
