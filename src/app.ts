@@ -87,7 +87,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   app.get('/readyz', (_req, res) => {
     const ready = !draining && limiter.ready();
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable' });
+    // `store` tells operators (and tests) whether limits are shared or on the per-instance fallback.
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable',
+      store: limiter.storeConnected() ? 'connected' : 'unavailable',
+    });
   });
   if (config.metrics.port === null) app.get(config.metrics.path, (req, res) => metricsHandler(req, res));
   app.get('/admin/usage', requireAdmin(authenticator, metrics), createAdminUsageHandler(usageStore));

@@ -22,7 +22,7 @@ export class MemoryStore implements LimitStore {
     return run;
   }
 
-  async settle(checks: readonly Check[], deltas: readonly number[]): Promise<void> {
+  async settle(checks: readonly Check[], deltas: readonly number[], leftMs: readonly number[]): Promise<void> {
     const pending: Promise<unknown>[] = [];
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
@@ -33,9 +33,17 @@ export class MemoryStore implements LimitStore {
         continue;
       }
       const delta = deltas[i]!;
+      if (delta === 0) continue;
       const limiter = this.limiterFor(check);
-      if (delta > 0) pending.push(limiter.penalty(check.key, delta, { customDuration: check.windowMs / 1000 }));
-      else if (delta < 0) pending.push(limiter.reward(check.key, -delta, { customDuration: check.windowMs / 1000 }));
+      const window = { customDuration: Math.max(1, leftMs[i]!) / 1000 };
+      if (delta > 0) {
+        pending.push(limiter.penalty(check.key, delta, window));
+        continue;
+      }
+      // Like the Redis store: a refund never creates a counter (its window is gone) or goes below 0.
+      const current = await limiter.get(check.key);
+      if (current === null || current.msBeforeNext <= 0) continue;
+      pending.push(limiter.reward(check.key, Math.min(-delta, current.consumedPoints), window));
     }
     await Promise.all(pending);
   }

@@ -2,11 +2,11 @@
  * Lua run inside Redis, so that checking and charging every scope of a request is one atomic
  * step and one round trip. All keys of one call share a `{team}` hash tag (one Cluster slot).
  *
- * Windowed counters use rate-limiter-flexible's layout and semantics: a string counter whose
- * window starts at its first charge and whose PTTL is the time left. rate-limiter-flexible's
- * own script charges one key per call and charges refused points too, so it cannot give
- * "all scopes pass or nothing is charged"; this script reads every counter first and charges
- * only when all pass.
+ * Windowed counters keep rate-limiter-flexible's fixed-window semantics (the memory store is
+ * RateLimiterMemory): a string counter whose window starts at its first charge and whose PTTL
+ * is the time left. RateLimiterRedis itself is not used here: its script charges one key per
+ * call and charges refused points too, so it cannot give "all scopes pass or nothing is
+ * charged" across instances; this script reads every counter first and charges only when all pass.
  *
  * Concurrency is a sorted set of leases scored by their expiry (Redis TIME, one clock for all
  * instances). Expired leases are dropped before counting, so the slots of an instance that
@@ -70,15 +70,19 @@ return out
 
 /**
  * Settles a finished request. KEYS: the counters to adjust, then the lease sets to leave.
- * ARGV[1]: lease member, ARGV[2]: number of counters, ARGV[3..]: delta per counter.
- * A counter whose window already ended (key gone) is left alone: refunding into a new window
- * would grant quota that was never reserved there.
+ * ARGV[1]: lease member, ARGV[2]: number of counters, then per counter: delta, ms left in the
+ * request's window. A refund to a counter that is gone (its window ended, Redis restarted) is
+ * dropped: refunding into a new window would grant quota never reserved there. A charge to a
+ * missing counter creates it for the rest of the window.
  */
 export const SETTLE = `
 local member, counters = ARGV[1], tonumber(ARGV[2])
 for i = 1, counters do
+  local delta, left = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
   if redis.call('EXISTS', KEYS[i]) == 1 then
-    if redis.call('INCRBY', KEYS[i], ARGV[2 + i]) < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
+    if redis.call('INCRBY', KEYS[i], delta) < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
+  elseif delta > 0 then
+    redis.call('SET', KEYS[i], delta, 'PX', left)
   end
 end
 for i = counters + 1, #KEYS do

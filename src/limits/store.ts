@@ -42,8 +42,11 @@ export interface LimitStore {
    * Rejects with StoreUnavailableError when the store cannot answer.
    */
   acquire(checks: readonly Check[], leaseId: string): Promise<Outcome>;
-  /** Adds `deltas[i]` to counter i (0 = leave it) and releases the leases of `leaseId`. */
-  settle(checks: readonly Check[], deltas: readonly number[], leaseId: string): Promise<void>;
+  /**
+   * Adds `deltas[i]` to counter i (0 = leave it; `leftMs[i]` is what remains of its window, for
+   * a counter that must be created) and releases the leases of `leaseId`.
+   */
+  settle(checks: readonly Check[], deltas: readonly number[], leftMs: readonly number[], leaseId: string): Promise<void>;
   /** Whether the store can be asked right now (always true in memory). */
   connected(): boolean;
   close(): Promise<void>;

@@ -198,7 +198,7 @@ describe('gateway-owned endpoints', () => {
     expect(health.body).toEqual({ status: 'ok' });
     const ready = await request(stack.gw.url).get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready' });
+    expect(ready.body).toEqual({ status: 'ready', store: 'connected' });
   });
 
   it('turns /readyz 503 while draining', async () => {
@@ -207,7 +207,7 @@ describe('gateway-owned endpoints', () => {
       other.gw.gateway.startDraining();
       const ready = await request(other.gw.url).get('/readyz');
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: 'draining' });
+      expect(ready.body).toEqual({ status: 'draining', store: 'connected' });
       expect(ready.headers.connection).toBe('close');
     } finally {
       await other.close();

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config/index.js';
+import { GatewayError } from '../errors.js';
+import { rateLimitHeaders } from './headers.js';
+import { MemoryStore } from './memory-store.js';
+import { LimitPlan } from './plan.js';
+import { RedisStore } from './redis-store.js';
+import { rejectionFor } from './rejection.js';
+import { StoreUnavailableError, type Check, type LimitName, type LimitScope, type LimitStore, type Outcome } from './store.js';
+import type { Principal, ProjectRef } from '../auth/principal.js';
+
+export interface LimitEvents {
+  onRejected(scope: LimitScope, limit: LimitName): void;
+  onStoreError(store: 'redis'): void;
+}
+
+export interface AdmissionRequest {
+  readonly principal: Principal;
+  readonly project: ProjectRef;
+  /** Tokens to reserve (prompt estimate + completion budget); 0 for routes that use none. */
+  readonly estimatedTokens: number;
+}
+
+export interface Admission {
+  /** Header name → value to set on the response (lower-case names). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Settles the reservation to the tokens actually used (0 when unknown) and frees the concurrency slot. Idempotent; never throws; never blocks the response. */
+  finish(actualTokens: number): void;
+}
+
+export interface Limiter {
+  /** Resolves when every applicable limit admits the request; rejects with GatewayError 429/503. */
+  admit(request: AdmissionRequest): Promise<Admission>;
+  /** False while a `closed`-mode store is unreachable (for /readyz). */
+  ready(): boolean;
+  /** Whether the shared store answers (always true in memory); in `open` mode the fallback serves while it does not. */
+  storeConnected(): boolean;
+  /** Resolves when every finish() so far has reached its store (shutdown, tests). */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface LimiterOptions {
+  /** In-flight lease lifetime in Redis without renewal; a dead instance's slots return after it. Default 30 s. */
+  readonly concurrencyLeaseMs?: number;
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+/** What a request to which no limit applies gets: no store, no headers, nothing to settle. */
+const UNLIMITED: Admission = Object.freeze({ headers: NO_HEADERS, finish: () => undefined });
+
+/** One admitted request's charges, until finish() settles them. */
+class Reservation implements Admission {
+  private finished = false;
+
+  constructor(
+    readonly headers: Readonly<Record<string, string>>,
+    private readonly limiter: StoreLimiter,
+    readonly store: LimitStore,
+    readonly checks: readonly Check[],
+    /** When each check's window ends (epoch ms): a later settle would land in another window. */
+    readonly windowEnds: readonly number[],
+    readonly leaseId: string,
+  ) {}
+
+  finish(actualTokens: number): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.limiter.settle(this, actualTokens);
+  }
+}
+
+class StoreLimiter implements Limiter {
+  private readonly plan: LimitPlan;
+  private readonly memory = new MemoryStore();
+  private readonly redis: RedisStore | undefined;
+  private readonly failOpen: boolean;
+  private readonly instanceId = randomUUID().slice(0, 8);
+  private leaseSeq = 0;
+  private readonly pendingSettles = new Set<Promise<void>>();
+
+  constructor(
+    config: Config,
+    private readonly events: LimitEvents,
+    options: LimiterOptions,
+  ) {
+    this.plan = new LimitPlan(config, config.redis.keyPrefix);
+    this.failOpen = config.rateLimits.onStoreError === 'open';
+    const usesRedis = config.redis.url !== '' || (config.redis.cluster?.length ?? 0) > 0;
+    this.redis = usesRedis
+      ? new RedisStore(config.redis, {
+          leaseTtlMs: options.concurrencyLeaseMs ?? 30_000,
+          onBackgroundError: () => events.onStoreError('redis'),
+        })
+      : undefined;
+  }
+
+  async admit(request: AdmissionRequest): Promise<Admission> {
+    const checks = this.plan.checksFor(request.principal, request.project, request.estimatedTokens, Date.now());
+    if (checks.length === 0) return UNLIMITED;
+    const leaseId = `${this.instanceId}:${++this.leaseSeq}`;
+    const outcome = await this.acquire(checks, leaseId);
+    if (!outcome.result.admitted) {
+      const rejection = rejectionFor(checks, outcome.result);
+      this.events.onRejected(rejection.check.scope, rejection.check.limit);
+      throw rejection.error;
+    }
+    const now = Date.now();
+    const windowEnds = outcome.result.resetMs.map((ms) => now + ms);
+    const headers = rateLimitHeaders(checks, outcome.result.used, outcome.result.resetMs);
+    return new Reservation(headers, this, outcome.store, checks, windowEnds, leaseId);
+  }
+
+  ready(): boolean {
+    return this.failOpen || !this.redis || this.redis.fullyConnected();
+  }
+
+  storeConnected(): boolean {
+    return !this.redis || this.redis.fullyConnected();
+  }
+
+  async settled(): Promise<void> {
+    while (this.pendingSettles.size > 0) await Promise.allSettled([...this.pendingSettles]);
+  }
+
+  async close(): Promise<void> {
+    await this.settled();
+    await this.redis?.close();
+    await this.memory.close();
+  }
+
+  /** Called once per Reservation: gives back unused tokens, charges overruns, frees slots. */
+  settle(reservation: Reservation, actualTokens: number): void {
+    const actual = Math.max(0, Math.ceil(actualTokens) || 0);
+    const { checks, windowEnds } = reservation;
+    const now = Date.now();
+    const deltas = new Array<number>(checks.length);
+    const leftMs = new Array<number>(checks.length);
+    let work = false;
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      const tokens = check.limit === 'tpm' || check.limit === 'tokensPerDay';
+      const left = windowEnds[i]! - now;
+      // The window the tokens were reserved in has ended: nothing of it is left to adjust.
+      deltas[i] = tokens && left > 0 ? actual - check.cost : 0;
+      leftMs[i] = left;
+      if (deltas[i] !== 0 || check.windowMs === 0) work = true;
+    }
+    if (!work) return;
+    const { store } = reservation;
+    const pending = store
+      .settle(checks, deltas, leftMs, reservation.leaseId)
+      .catch(() => {
+        // Unsettled leases expire by TTL; unsettled token deltas are lost with the window.
+        if (store !== this.memory) this.events.onStoreError('redis');
+      })
+      .finally(() => this.pendingSettles.delete(pending));
+    this.pendingSettles.add(pending);
+  }
+
+  /**
+   * Asks the shared store; when it cannot answer, `open` falls back to this instance's memory
+   * store (limits then hold per instance) and `closed` refuses with 503.
+   */
+  private async acquire(checks: readonly Check[], leaseId: string): Promise<{ store: LimitStore; result: Outcome }> {
+    const store = this.redis ?? this.memory;
+    try {
+      return { store, result: await store.acquire(checks, leaseId) };
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      this.events.onStoreError('redis');
+      if (!this.failOpen) {
+        throw new GatewayError(503, 'store_unavailable', 'The rate-limit store (Redis) is unavailable, so the request cannot be admitted; retry shortly.', {
+          'retry-after': '1',
+        });
+      }
+      return { store: this.memory, result: await this.memory.acquire(checks) };
+    }
+  }
+}
+
+/** Builds the limiter: the memory store when `redis.url` is empty and no cluster is set, else Redis. */
+export function createLimiter(config: Config, events: LimitEvents, options: LimiterOptions = {}): Limiter {
+  return new StoreLimiter(config, events, options);
+}

@@ -1,0 +1,128 @@
+import type { Config } from '../config/index.js';
+import { connectRedis, fullyConnected, type RedisConnection } from './redis-client.js';
+import { ReplyDeadline } from './reply-deadline.js';
+import { ADMIT, RENEW_LEASES, SETTLE } from './redis-scripts.js';
+import { StoreUnavailableError, type Check, type LimitStore, type Outcome } from './store.js';
+
+type ScriptArg = string | number;
+
+/** The scripts, once defined on the connection (ioredis runs EVALSHA and reloads on NOSCRIPT). */
+interface ScriptCommands {
+  tollgateAdmit(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<number[]>;
+  tollgateSettle(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<number>;
+  tollgateRenewLeases(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<number>;
+}
+
+export interface RedisStoreOptions {
+  /** How long an in-flight slot survives without renewal: the delay before a dead instance's slots return. */
+  readonly leaseTtlMs: number;
+  /** Called when a background lease renewal fails (admissions and settles report their own). */
+  readonly onBackgroundError: () => void;
+}
+
+/**
+ * Counters and leases in Redis (single node or Cluster), shared by every gateway instance.
+ * One script call per admission and one per settle.
+ */
+export class RedisStore implements LimitStore {
+  private readonly connection: RedisConnection;
+  private readonly scripts: ScriptCommands;
+  /** Lease set key → lease ids this instance holds there, renewed until settled. */
+  private readonly leases = new Map<string, Set<string>>();
+  private readonly renewTimer: NodeJS.Timeout;
+  private readonly deadline: ReplyDeadline;
+
+  constructor(
+    config: Config['redis'],
+    private readonly options: RedisStoreOptions,
+  ) {
+    this.connection = connectRedis(config);
+    // A queue that keeps moving may take longer than the silence limit, but never 10 times as long.
+    this.deadline = new ReplyDeadline(config.commandTimeoutMs, 10 * config.commandTimeoutMs);
+    this.connection.defineCommand('tollgateAdmit', { lua: ADMIT });
+    this.connection.defineCommand('tollgateSettle', { lua: SETTLE });
+    this.connection.defineCommand('tollgateRenewLeases', { lua: RENEW_LEASES });
+    this.scripts = this.connection as unknown as ScriptCommands;
+    // Renew three times per TTL, so one late or failed round never lets a live slot lapse.
+    this.renewTimer = setInterval(() => this.renewLeases(), Math.max(10, Math.floor(options.leaseTtlMs / 3)));
+    this.renewTimer.unref();
+  }
+
+  /** Cheap check for every call: the client (or Cluster) is ready. */
+  connected(): boolean {
+    return this.connection.status === 'ready';
+  }
+
+  /** For readiness reporting: also every Cluster master connection is up. */
+  fullyConnected(): boolean {
+    return fullyConnected(this.connection);
+  }
+
+  async acquire(checks: readonly Check[], leaseId: string): Promise<Outcome> {
+    if (!this.connected()) throw new StoreUnavailableError(`redis is ${this.connection.status}`);
+    const args: ScriptArg[] = [checks.length];
+    for (const check of checks) args.push(check.key);
+    args.push(leaseId, this.options.leaseTtlMs);
+    for (const check of checks) args.push(check.max, check.cost, check.windowMs);
+    const reply = await this.deadline.watch(this.scripts.tollgateAdmit(...(args as [number, ...ScriptArg[]])));
+    const used = new Array<number>(checks.length);
+    const resetMs = new Array<number>(checks.length);
+    for (let i = 0; i < checks.length; i++) {
+      used[i] = reply[1 + 2 * i]!;
+      resetMs[i] = reply[2 + 2 * i]!;
+    }
+    const admitted = reply[0] === 1;
+    if (admitted) this.holdLeases(checks, leaseId);
+    return { admitted, used, resetMs };
+  }
+
+  async settle(checks: readonly Check[], deltas: readonly number[], leftMs: readonly number[], leaseId: string): Promise<void> {
+    const counterKeys: string[] = [];
+    const counterArgs: number[] = [];
+    const leaseKeys: string[] = [];
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      if (check.windowMs === 0) {
+        leaseKeys.push(check.key);
+        this.leases.get(check.key)?.delete(leaseId);
+      } else if (deltas[i] !== 0) {
+        counterKeys.push(check.key);
+        counterArgs.push(deltas[i]!, Math.max(1, Math.round(leftMs[i]!)));
+      }
+    }
+    if (counterKeys.length + leaseKeys.length === 0) return;
+    if (!this.connected()) throw new StoreUnavailableError(`redis is ${this.connection.status}`);
+    const keys = counterKeys.concat(leaseKeys);
+    await this.deadline.watch(this.scripts.tollgateSettle(keys.length, ...keys, leaseId, counterKeys.length, ...counterArgs));
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.renewTimer);
+    this.leases.clear();
+    // Leases still held are left to expire: after close nothing would renew them anyway.
+    this.connection.disconnect();
+  }
+
+  private holdLeases(checks: readonly Check[], leaseId: string): void {
+    for (const check of checks) {
+      if (check.windowMs !== 0) continue;
+      let held = this.leases.get(check.key);
+      if (!held) {
+        held = new Set();
+        this.leases.set(check.key, held);
+      }
+      held.add(leaseId);
+    }
+  }
+
+  private renewLeases(): void {
+    if (!this.connected()) return;
+    for (const [key, held] of this.leases) {
+      if (held.size === 0) {
+        this.leases.delete(key);
+        continue;
+      }
+      this.deadline.watch(this.scripts.tollgateRenewLeases(1, key, this.options.leaseTtlMs, ...held)).catch(this.options.onBackgroundError);
+    }
+  }
+}

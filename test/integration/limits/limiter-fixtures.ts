@@ -1,0 +1,89 @@
+import { configSchema, type Config, type LimitSet } from '../../../src/config/schema.js';
+import type { Principal, ProjectRef } from '../../../src/auth/principal.js';
+import { GatewayError } from '../../../src/errors.js';
+import type { Admission, AdmissionRequest, Limiter, LimitEvents } from '../../../src/limits/index.js';
+
+/** What a test may vary in the config; everything else is the schema's default. */
+export interface LimitSettings {
+  readonly projects?: Record<string, LimitSet>;
+  readonly onStoreError?: 'open' | 'closed';
+  readonly redisUrl?: string;
+  readonly cluster?: string[];
+  readonly keyPrefix?: string;
+  readonly commandTimeoutMs?: number;
+}
+
+export function limitsConfig(settings: LimitSettings = {}): Config {
+  return configSchema.parse({
+    upstreams: { service: { url: 'http://127.0.0.1:9' }, inference: { url: 'http://127.0.0.1:9' } },
+    rateLimits: { onStoreError: settings.onStoreError ?? 'open', projects: settings.projects ?? {} },
+    redis: {
+      url: settings.redisUrl ?? '',
+      cluster: settings.cluster,
+      keyPrefix: settings.keyPrefix ?? 'tollgate:',
+      commandTimeoutMs: settings.commandTimeoutMs,
+    },
+  });
+}
+
+export function keyPrincipal(id: string, limits: LimitSet, team = 'team-a'): Principal {
+  return { kind: 'key', id, team, projects: new Set(['*']), defaultProject: 'default', limits };
+}
+
+export function jwtPrincipal(subject: string, limits: LimitSet, team = 'team-a'): Principal {
+  return { kind: 'jwt', id: subject, team, projects: new Set(['*']), defaultProject: 'default', limits };
+}
+
+export function request(principal: Principal, project: string, estimatedTokens = 0): AdmissionRequest {
+  const [team, name] = project.split('/') as [string, string];
+  const ref: ProjectRef = { team, project: name };
+  return { principal, project: ref, estimatedTokens };
+}
+
+/** LimitEvents that remember what they were told. */
+export function recordEvents(): LimitEvents & { readonly rejections: string[]; storeErrors: number } {
+  const recorder = {
+    rejections: [] as string[],
+    storeErrors: 0,
+    onRejected(scope: string, limit: string) {
+      recorder.rejections.push(`${scope}:${limit}`);
+    },
+    onStoreError() {
+      recorder.storeErrors += 1;
+    },
+  };
+  return recorder;
+}
+
+/** Runs `count` admissions at once, spread round-robin over the limiters. */
+export async function admitAll(
+  limiters: readonly Limiter[],
+  count: number,
+  make: () => AdmissionRequest,
+): Promise<{ admitted: Admission[]; rejected: GatewayError[] }> {
+  const results = await Promise.allSettled(Array.from({ length: count }, (_, i) => limiters[i % limiters.length]!.admit(make())));
+  const admitted: Admission[] = [];
+  const rejected: GatewayError[] = [];
+  for (const result of results) {
+    if (result.status === 'fulfilled') admitted.push(result.value);
+    else if (result.reason instanceof GatewayError) rejected.push(result.reason);
+    else throw result.reason;
+  }
+  return { admitted, rejected };
+}
+
+/** The GatewayError an admission was refused with (fails the test when it was admitted). */
+export async function refusal(promise: Promise<Admission>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof GatewayError) return err;
+    throw err;
+  }
+  throw new Error('expected the admission to be refused');
+}
+
+/** Seconds until the next UTC midnight, as Retry-After would say it at `now`. */
+export function secondsToUtcMidnight(now: number): number {
+  return Math.ceil((86_400_000 - (now % 86_400_000)) / 1000);
+}

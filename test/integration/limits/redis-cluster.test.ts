@@ -1,0 +1,58 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLimiter, type Limiter } from '../../../src/limits/index.js';
+import { startRedisCluster, type TestRedisCluster } from '../../helpers/redis-cluster.js';
+import { admitAll, keyPrincipal, limitsConfig, recordEvents, request, type LimitSettings } from './limiter-fixtures.js';
+
+let cluster: TestRedisCluster;
+let instances: Limiter[] = [];
+let events: Array<ReturnType<typeof recordEvents>> = [];
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+});
+
+afterAll(async () => {
+  await cluster.stop();
+});
+
+afterEach(async () => {
+  await Promise.all(instances.map((limiter) => limiter.close()));
+  // `closed` mode: a CROSSSLOT or any other store error would have failed an admission loudly.
+  for (const e of events) expect(e.storeErrors).toBe(0);
+});
+
+/** Three gateway instances with their own Cluster connections, resolved once all are connected. */
+async function startInstances(settings: LimitSettings): Promise<Limiter[]> {
+  events = [recordEvents(), recordEvents(), recordEvents()];
+  instances = events.map((e) => createLimiter(limitsConfig({ ...settings, cluster: cluster.nodes, onStoreError: 'closed' }), e));
+  await vi.waitFor(() => expect(instances.every((limiter) => limiter.storeConnected())).toBe(true), { timeout: 10_000 });
+  return instances;
+}
+
+describe('limits on a 3-master Redis Cluster', () => {
+  it('admits exactly 100 of 300 concurrent requests at rpm 100 across three instances', async () => {
+    // The project limits put several keys in every script call: they must share one slot.
+    const limiters = await startInstances({ keyPrefix: 'cluster-rpm:', projects: { 'team-a/*': { rpm: 1000, concurrency: 500 } } });
+    const ciBot = keyPrincipal('ci-bot', { rpm: 100, tpm: 100_000 });
+    const { admitted, rejected } = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod', 10));
+    expect(admitted.length).toBe(100);
+    expect(rejected.length).toBe(200);
+    expect(new Set(rejected.map((e) => e.message))).toEqual(
+      new Set(['Rate limit reached for requests per minute (rpm) on key ci-bot: limit 100, retry in 1m0s.']),
+    );
+  });
+
+  it('keeps teams apart and settles reservations on the node that holds them', async () => {
+    const [a, b] = await startInstances({ keyPrefix: 'cluster-settle:' });
+    for (const team of ['team-a', 'team-b', 'team-c']) {
+      const bot = keyPrincipal('bot', { tpm: 1000, concurrency: 1 }, team);
+      const admission = await a!.admit(request(bot, `${team}/prod`, 300));
+      expect(admission.headers['x-ratelimit-remaining-tokens']).toBe('700');
+      admission.finish(100);
+      await a!.settled();
+      const probe = await b!.admit(request(bot, `${team}/prod`, 0));
+      expect(probe.headers['x-ratelimit-remaining-tokens']).toBe('900');
+      expect(probe.headers['ratelimit']).toBe('"tpm";r=900;t=60, "concurrency";r=0');
+    }
+  });
+});

@@ -1,0 +1,120 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLimiter, type Limiter, type LimiterOptions, type LimitEvents } from '../../../src/limits/index.js';
+import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { describeLimiterBehaviour } from './limiter-behaviour.js';
+import { admitAll, keyPrincipal, limitsConfig, recordEvents, refusal, request, type LimitSettings } from './limiter-fixtures.js';
+
+let redis: TestRedis;
+let inspect: Redis;
+let prefixSeq = 0;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  inspect = new Redis(redis.url);
+});
+
+afterAll(async () => {
+  inspect.disconnect();
+  await redis.stop();
+});
+
+/** A limiter on the test Redis, resolved once connected. `closed`, so a fallback could never hide a failure. */
+async function redisLimiter(settings: LimitSettings, events: LimitEvents = recordEvents(), options: LimiterOptions = {}): Promise<Limiter> {
+  const limiter = createLimiter(limitsConfig({ onStoreError: 'closed', ...settings, redisUrl: redis.url }), events, options);
+  await vi.waitFor(() => expect(limiter.storeConnected()).toBe(true), { timeout: 5000 });
+  return limiter;
+}
+
+describeLimiterBehaviour('redis', (settings, events) => redisLimiter({ ...settings, keyPrefix: `behaviour${++prefixSeq}:` }, events));
+
+describe('limits shared by three gateway instances on one Redis', () => {
+  let instances: Limiter[] = [];
+  let events: Array<ReturnType<typeof recordEvents>> = [];
+
+  const startInstances = async (settings: LimitSettings, options: LimiterOptions = {}): Promise<Limiter[]> => {
+    events = [recordEvents(), recordEvents(), recordEvents()];
+    instances = await Promise.all(events.map((e) => redisLimiter(settings, e, options)));
+    return instances;
+  };
+
+  afterEach(async () => {
+    await Promise.all(instances.map((limiter) => limiter.close()));
+    for (const e of events) expect(e.storeErrors).toBe(0);
+  });
+
+  it('admits exactly 100 of 300 concurrent requests at rpm 100', async () => {
+    const limiters = await startInstances({ keyPrefix: 'shared-rpm:' });
+    const ciBot = keyPrincipal('ci-bot', { rpm: 100 });
+    const { admitted, rejected } = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod'));
+    expect(admitted.length).toBe(100);
+    expect(rejected.length).toBe(200);
+    expect(await inspect.get('shared-rpm:{team-a}:rpm:key:ci-bot')).toBe('100');
+  });
+
+  it('holds exactly 10 of 300 concurrent requests in flight at concurrency 10, and the slots come back after finish', async () => {
+    const limiters = await startInstances({ keyPrefix: 'shared-concurrency:' });
+    const ciBot = keyPrincipal('ci-bot', { concurrency: 10 });
+    const first = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod'));
+    expect(first.admitted.length).toBe(10);
+    expect(await inspect.zcard('shared-concurrency:{team-a}:concurrency:key:ci-bot')).toBe(10);
+    for (const admission of first.admitted) admission.finish(0);
+    await Promise.all(limiters.map((limiter) => limiter.settled()));
+    expect(await inspect.zcard('shared-concurrency:{team-a}:concurrency:key:ci-bot')).toBe(0);
+    const second = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod'));
+    expect(second.admitted.length).toBe(10);
+  });
+
+  it('admits exactly 10 of 300 concurrent 100-token requests at tpm 1000', async () => {
+    const limiters = await startInstances({ keyPrefix: 'shared-tpm:' });
+    const ciBot = keyPrincipal('ci-bot', { tpm: 1000 });
+    const { admitted } = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod', 100));
+    expect(admitted.length).toBe(10);
+    expect(await inspect.get('shared-tpm:{team-a}:tpm:key:ci-bot')).toBe('1000');
+  });
+
+  it('admits exactly the tightest limit when key and project limits combine', async () => {
+    const limiters = await startInstances({ keyPrefix: 'shared-mixed:', projects: { 'team-a/prod': { tpm: 2000, concurrency: 50 } } });
+    // Key: rpm 100, tpm 5000 (50 requests); project: tpm 2000 (20 requests), 50 in flight.
+    const ciBot = keyPrincipal('ci-bot', { rpm: 100, tpm: 5000 });
+    const { admitted } = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod', 100));
+    expect(admitted.length).toBe(20);
+    expect(await inspect.get('shared-mixed:{team-a}:rpm:key:ci-bot')).toBe('20');
+    expect(await inspect.get('shared-mixed:{team-a}:tpm:key:ci-bot')).toBe('2000');
+  });
+
+  it('stores counters under the key prefix with a {team} hash tag and window expiries', async () => {
+    const [limiter] = await startInstances({ keyPrefix: 'layout:' });
+    const ciBot = keyPrincipal('ci-bot', { rpm: 5, tpm: 100, concurrency: 2, tokensPerDay: 1000 });
+    await limiter!.admit(request(ciBot, 'team-a/prod', 10));
+    const day = new Date().toISOString().slice(0, 10);
+    expect((await inspect.keys('layout:*')).sort()).toEqual([
+      'layout:{team-a}:concurrency:key:ci-bot',
+      'layout:{team-a}:rpm:key:ci-bot',
+      `layout:{team-a}:tokensPerDay:key:ci-bot:${day}`,
+      'layout:{team-a}:tpm:key:ci-bot',
+    ]);
+    const ttl = await inspect.pttl('layout:{team-a}:rpm:key:ci-bot');
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('gives back the slots of an instance that died once their lease expires, while a live instance keeps its own', async () => {
+    const [a, b] = await startInstances({ keyPrefix: 'leases:' }, { concurrencyLeaseMs: 400 });
+    const ciBot = keyPrincipal('ci-bot', { concurrency: 2 });
+    const leases = 'leases:{team-a}:concurrency:key:ci-bot';
+    await a!.admit(request(ciBot, 'team-a/prod'));
+    await a!.admit(request(ciBot, 'team-a/prod'));
+    expect((await refusal(b!.admit(request(ciBot, 'team-a/prod')))).code).toBe('rate_limit_exceeded');
+
+    // Alive: instance a renews its leases, so they outlive their first expiry.
+    const firstExpiry = Math.max(...(await inspect.zrange(leases, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number));
+    await vi.waitFor(async () => expect(Number((await inspect.time())[0]) * 1000).toBeGreaterThan(firstExpiry + 200), { timeout: 5000, interval: 50 });
+    expect((await refusal(b!.admit(request(ciBot, 'team-a/prod')))).code).toBe('rate_limit_exceeded');
+
+    // Dead: a stops without finishing its requests; nothing renews the leases any more.
+    await a!.close();
+    const admitted = await vi.waitFor(() => b!.admit(request(ciBot, 'team-a/prod')), { timeout: 5000, interval: 50 });
+    expect(admitted.headers['ratelimit']).toBe('"concurrency";r=1');
+  });
+});
