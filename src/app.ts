@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './admin/auth.js';
 import { createAdminUsageHandler } from './admin/usage.js';
@@ -13,6 +14,9 @@ import { createV1Handler } from './pipeline/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { assertSafePath, createRouteTable, createUpstream, type Upstream, type UpstreamName } from './proxy/index.js';
 
+/** How long start-up waits for the shared store before serving without it. */
+const STORE_CONNECT_WAIT_MS = 3000;
+
 /** A built gateway: the Express app plus what start/stop code needs to drive it. */
 export interface Gateway {
   readonly app: Express;
@@ -23,6 +27,8 @@ export interface Gateway {
   readonly metricsHandler: ReturnType<typeof createMetricsEndpoint>;
   /** /readyz turns 503 and responses ask clients to close their connections. */
   startDraining(): void;
+  /** Resolves when every finished request has settled its limits and written its usage (tests, shutdown). */
+  settled(): Promise<void>;
   /** Flushes usage and closes stores and upstream pools. */
   close(): Promise<void>;
 }
@@ -50,13 +56,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...storeEvents,
     onRejected: (scope, limit) => metrics.rateLimitRejections.inc({ scope, limit }),
   });
-  const usageStore: UsageStore = createUsageStore(config, storeEvents);
+  const usageStore: UsageStore = createUsageStore(config, {
+    ...storeEvents,
+    onUsageDropped: (record) => logger.error({ usage: record }, 'usage buffer full: dropped the oldest unwritten usage record'),
+  });
   const upstreams: Record<UpstreamName, Upstream> = {
     service: createUpstream('service', config.upstreams.service),
     inference: createUpstream('inference', config.upstreams.inference),
   };
   const routes = createRouteTable();
-  const handleV1 = createV1Handler({
+  const v1 = createV1Handler({
     config,
     authenticator,
     limiter,
@@ -108,7 +117,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         allow: match.route.methods.join(', '),
       });
     }
-    handleV1(req, res, match.route);
+    v1.handle(req, res, match.route);
     void next;
   }) satisfies RequestHandler);
 
@@ -118,6 +127,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     writeError(res, error);
   }) satisfies ErrorRequestHandler);
 
+  if (!(await limiter.whenConnected(STORE_CONNECT_WAIT_MS))) {
+    logger.warn(
+      { onStoreError: config.rateLimits.onStoreError },
+      `Redis is not reachable after ${STORE_CONNECT_WAIT_MS} ms; starting anyway (${config.rateLimits.onStoreError === 'open' ? 'limits hold per instance' : 'limited routes answer 503'} until it is).`,
+    );
+  }
   if (authenticator.credentialCount === 0) {
     logger.warn('No API keys are configured: every /v1 request will be refused. Create one with `npm run keygen -- --team <team>` and add it under auth.keys.');
   }
@@ -131,8 +146,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     startDraining() {
       draining = true;
     },
+    async settled() {
+      await v1.idle();
+      await Promise.all([limiter.settled(), usageStore.flush()]);
+    },
     async close() {
-      await usageStore.flush().catch(() => undefined);
+      // Usage waiting for a Redis that is down must not hold shutdown past the grace period.
+      await Promise.race([usageStore.flush().catch(() => undefined), delay(config.server.shutdownGraceMs)]);
       await Promise.allSettled([usageStore.close(), limiter.close()]);
       for (const upstream of Object.values(upstreams)) upstream.close();
     },

@@ -35,6 +35,12 @@ export interface Limiter {
   ready(): boolean;
   /** Whether the shared store answers (always true in memory); in `open` mode the fallback serves while it does not. */
   storeConnected(): boolean;
+  /**
+   * Resolves true once the shared store is connected (at once for memory), false after
+   * `timeoutMs`: start-up waits on it so the first requests are not all served by the
+   * per-instance fallback.
+   */
+  whenConnected(timeoutMs: number): Promise<boolean>;
   /** Resolves when every finish() so far has reached its store (shutdown, tests). */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -117,6 +123,10 @@ class StoreLimiter implements Limiter {
 
   storeConnected(): boolean {
     return !this.redis || this.redis.fullyConnected();
+  }
+
+  whenConnected(timeoutMs: number): Promise<boolean> {
+    return this.redis ? this.redis.whenConnected(timeoutMs) : Promise.resolve(true);
   }
 
   async settled(): Promise<void> {

@@ -48,6 +48,21 @@ export class RedisStore implements LimitStore {
     this.renewTimer.unref();
   }
 
+  /** Resolves true once the connection is ready, or false after `timeoutMs` (start-up). */
+  whenConnected(timeoutMs: number): Promise<boolean> {
+    if (this.connected()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ready: boolean): void => {
+        clearTimeout(timer);
+        this.connection.off('ready', onReady);
+        resolve(ready);
+      };
+      const onReady = (): void => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.connection.on('ready', onReady);
+    });
+  }
+
   /** Cheap check for every call: the client (or Cluster) is ready. */
   connected(): boolean {
     return this.connection.status === 'ready';

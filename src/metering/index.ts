@@ -8,5 +8,3 @@ export type { RedisLike, UsageStore, UsageStoreEvents, UsageStoreOptions } from 
 export type { UsageRecord } from './usage-record.js';
 export { parseUsageQuery, utcDay, MAX_QUERY_DAYS } from './usage-query.js';
 export type { UsageQuery, UsageRow, UsageGroupBy } from './usage-query.js';
-export { createLabelGuard, OTHER_LABEL } from './label-guard.js';
-export type { TeamProjectLabels } from './label-guard.js';

@@ -29,6 +29,8 @@ const COUNTER_NAMES: ReadonlySet<string> = new Set(COUNTERS);
 /** Off the request path, so longer than the limiter's: a timed-out write may still have applied, and its retry would count twice. */
 const USAGE_COMMAND_TIMEOUT_MS = 2_000;
 const MAX_RETRY_DELAY_MS = 2_000;
+/** Client states before the first connection is up: commands would fail only because it is early. */
+const CONNECTING: ReadonlySet<string> = new Set(['wait', 'connecting', 'connect']);
 
 /** A client of its own for the usage store, from `config.redis` (url or cluster). */
 export function connectUsageRedis(config: Config): RedisLike {
@@ -109,6 +111,7 @@ export class RedisUsageStore implements UsageStore {
   }
 
   async query(q: UsageQuery): Promise<UsageRow[]> {
+    await this.connected();
     // Read-your-writes for this instance: one write attempt of what is still batched.
     if (this.pending.size > 0) this.writeNow();
     if (this.writing !== null) await this.writing;
@@ -121,7 +124,8 @@ export class RedisUsageStore implements UsageStore {
   }
 
   async flush(): Promise<void> {
-    while (this.pending.size > 0 || this.writing !== null) {
+    // Once closed, close() owns the last attempt; looping on would retry with no timer between.
+    while (!this.closed && (this.pending.size > 0 || this.writing !== null)) {
       const attempted = new Promise<void>((resolve) => this.attemptWaiters.push(resolve));
       // While a retry is scheduled, wait for it (or for the reconnect that triggers it).
       if (this.writing === null && this.retryTimer === null) this.writeNow();
@@ -133,11 +137,13 @@ export class RedisUsageStore implements UsageStore {
     if (this.closed) return;
     this.closed = true;
     this.redis.off('ready', this.onReady);
+    await this.connected();
     if (this.pending.size > 0) this.writeNow();
     if (this.writing !== null) await this.writing;
     this.clearTimers();
     for (const cell of this.pending.values()) this.events.onUsageDropped?.(cell);
     this.pending.clear();
+    this.wakeFlushers();
     if (this.owned) await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
@@ -148,16 +154,40 @@ export class RedisUsageStore implements UsageStore {
     this.retryTimer = null;
   }
 
+  /** Lets every flush() waiting on a write attempt look again. */
+  private wakeFlushers(): void {
+    const waiters = this.attemptWaiters;
+    this.attemptWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Waits (bounded) while the client makes its first connection; at once otherwise. */
+  private connected(): Promise<void> {
+    if (!CONNECTING.has(this.redis.status)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.redis.off('ready', done).off('error', done);
+        resolve();
+      };
+      const timer = setTimeout(done, USAGE_COMMAND_TIMEOUT_MS);
+      this.redis.once('ready', done).once('error', done);
+    });
+  }
+
   /** Starts writing everything batched, unless a write is already running. */
   private writeNow(): void {
     if (this.writing !== null) return;
     this.clearTimers();
+    if (CONNECTING.has(this.redis.status)) {
+      // Not a failure: 'ready' starts the write; the timer only matters if connecting fails.
+      this.retryTimer = setTimeout(() => this.writeNow(), MAX_RETRY_DELAY_MS).unref();
+      return;
+    }
     this.writing = this.writePending().then((ok) => {
       this.writing = null;
       this.failures = ok ? 0 : this.failures + 1;
-      const waiters = this.attemptWaiters;
-      this.attemptWaiters = [];
-      for (const wake of waiters) wake();
+      this.wakeFlushers();
       if (this.pending.size === 0 || this.closed) return;
       const delay = ok ? this.batchDelayMs : Math.min(50 * 2 ** this.failures, MAX_RETRY_DELAY_MS);
       const timer = setTimeout(() => this.writeNow(), delay).unref();

@@ -57,8 +57,10 @@ export class SseTap implements ResponseTap {
           out.push(...this.held);
         }
       }
-      this.held = [];
-      this.heldBytes = 0;
+      if (this.held.length > 0) {
+        this.held.length = 0;
+        this.heldBytes = 0;
+      }
       start = end;
     }
     const released = this.holdTail(chunk, start);

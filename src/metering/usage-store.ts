@@ -14,7 +14,7 @@ export interface UsageStore {
   record(r: UsageRecord): void;
   /** Rows for the admin API. Throws GatewayError 503 `store_unavailable` when the store cannot be read. */
   query(q: UsageQuery): Promise<UsageRow[]>;
-  /** Resolves once everything recorded so far is in the store (waits through an outage: bound it). */
+  /** Resolves once everything recorded so far is in the store, or the store is closed (waits through an outage: bound it). */
   flush(): Promise<void>;
   /** One last write attempt, then releases what the store owns (not a shared client). */
   close(): Promise<void>;

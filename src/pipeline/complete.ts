@@ -1,6 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/index.js';
-import type { UsageStore } from '../metering/index.js';
+import { utcDay, type UsageStore } from '../metering/index.js';
 import type { Exchange } from './exchange.js';
 
 export interface CompletionDeps {
@@ -9,15 +9,13 @@ export interface CompletionDeps {
   readonly usageStore: UsageStore;
 }
 
-const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-
 /**
  * Runs once per exchange when its response is over (finished or aborted): settles the token
  * reservation and frees the concurrency slot, records usage and metrics, writes the log line.
  */
 export function completeExchange(exchange: Exchange, deps: CompletionDeps): void {
   const { metrics } = deps;
-  const { route, principal, project, usage } = exchange;
+  const { route } = exchange;
   const durationSeconds = (performance.now() - exchange.startedAt) / 1000;
   const routeMetrics = metrics.forRoute({ route: route.template, method: exchange.method, upstream: route.upstream });
   routeMetrics.requests(exchange.status).inc();
@@ -25,33 +23,46 @@ export function completeExchange(exchange: Exchange, deps: CompletionDeps): void
   routeMetrics.inflight.dec();
 
   exchange.admission?.finish(exchange.usedTokens);
+  if (exchange.sentAt !== undefined) meterExchange(exchange, deps);
+  logExchange(exchange, deps, durationSeconds);
+}
 
-  const forwarded = exchange.sentAt !== undefined;
-  if (forwarded && principal && project) {
-    const labels = metrics.teamProject(project.team, project.project);
-    if (route.kind === 'chat') {
-      const model = exchange.model ?? exchange.usageModel ?? 'unknown';
-      deps.usageStore.record({
-        day: utcDay(Date.now()),
-        team: project.team,
-        project: project.project,
-        model,
-        keyId: principal.id,
-        requests: 1,
-        prompt_tokens: usage?.prompt_tokens ?? 0,
-        completion_tokens: usage?.completion_tokens ?? 0,
-        total_tokens: usage?.total_tokens ?? 0,
-      });
-      if (usage) {
-        const modelLabel = metrics.modelLabel(model);
-        metrics.tokens.inc({ ...labels, model: modelLabel, type: 'prompt' }, usage.prompt_tokens);
-        metrics.tokens.inc({ ...labels, model: modelLabel, type: 'completion' }, usage.completion_tokens);
-      }
-    } else if (route.trainingJobKind && exchange.method === 'POST' && exchange.status >= 200 && exchange.status < 300) {
-      metrics.trainingJobsCreated.inc({ ...labels, kind: route.trainingJobKind });
-    }
+/**
+ * Records a forwarded exchange in the usage store and the token/job metrics. Chat requests are
+ * recorded under the model the client asked for, with the upstream's reported tokens (zero when
+ * none were reported: never guessed); other metered routes as requests under "<METHOD> <route>".
+ */
+function meterExchange(exchange: Exchange, deps: CompletionDeps): void {
+  const { metrics } = deps;
+  const { route, principal, project, usage } = exchange;
+  if (!principal || !project || route.kind === 'health') return;
+  const model = route.kind === 'chat' ? exchange.model ?? exchange.usageModel ?? 'unknown' : `${exchange.method} ${route.template}`;
+  deps.usageStore.record({
+    day: utcDay(),
+    team: project.team,
+    project: project.project,
+    model,
+    keyId: principal.id,
+    requests: 1,
+    prompt_tokens: usage?.prompt_tokens ?? 0,
+    completion_tokens: usage?.completion_tokens ?? 0,
+    total_tokens: usage?.total_tokens ?? 0,
+  });
+  const labels = metrics.teamProject(project.team, project.project);
+  if (usage) {
+    const modelLabel = metrics.modelLabel(model);
+    metrics.tokens.inc({ ...labels, model: modelLabel, type: 'prompt' }, usage.prompt_tokens);
+    metrics.tokens.inc({ ...labels, model: modelLabel, type: 'completion' }, usage.completion_tokens);
   }
+  if (route.trainingJobKind && exchange.method === 'POST' && exchange.status >= 200 && exchange.status < 300) {
+    metrics.trainingJobsCreated.inc({ ...labels, kind: route.trainingJobKind });
+  }
+}
 
+/** The one structured line per request: what an operator needs, never a credential. */
+function logExchange(exchange: Exchange, deps: CompletionDeps, durationSeconds: number): void {
+  const { route, principal, project, usage } = exchange;
+  const forwarded = exchange.sentAt !== undefined;
   deps.logger.info(
     {
       requestId: exchange.id,

@@ -47,7 +47,13 @@ const NO_BODY: PreparedBody = { stream: undefined, tap: () => undefined };
  * settle. Each step hands the next what it learned through the Exchange; failures go through
  * one renderer.
  */
-export function createV1Handler(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse, route: RouteSpec) => void {
+export interface V1Handler {
+  handle(req: IncomingMessage, res: ServerResponse, route: RouteSpec): void;
+  /** Resolves once no exchange is open (each completed one has started settling its limits). */
+  idle(): Promise<void>;
+}
+
+export function createV1Handler(deps: PipelineDeps): V1Handler {
   const { config, metrics } = deps;
   const projectHeader = config.metering.projectHeader.toLowerCase();
   const limitedKinds = new Set(['chat', 'models', 'preview']);
@@ -65,6 +71,8 @@ export function createV1Handler(deps: PipelineDeps): (req: IncomingMessage, res:
     exchange.model = validation.body.model;
     exchange.estimatedTokens = estimateChatTokens(validation.body, config.rateLimits.defaultCompletionTokens);
     const { bytes, forced } = config.metering.forceStreamUsage ? forceStreamUsage(raw, validation.body) : { bytes: raw, forced: false };
+    // Usage is read from the response body: it must arrive uncompressed to be metered.
+    req.headers['accept-encoding'] = 'identity';
     // The parser consumed the client's stream: re-send the original bytes with their exact length.
     req.headers['content-length'] = String(bytes.length);
     delete req.headers['transfer-encoding'];
@@ -89,6 +97,10 @@ export function createV1Handler(deps: PipelineDeps): (req: IncomingMessage, res:
     const error = asGatewayError(err);
     if (error.status === 500) deps.logger.error({ requestId: exchange.id, err }, 'unhandled error');
     exchange.errorCode = error.code;
+    // An admitted request that fails later (502/504/413) still tells the client where its limits stand.
+    if (exchange.admission && !exchange.res.headersSent) {
+      for (const [name, value] of Object.entries(exchange.admission.headers)) exchange.res.setHeader(name, value);
+    }
     if (err instanceof AuthFailure) metrics.authFailures.inc({ reason: err.reason });
     else if (error.code === PROJECT_FORBIDDEN) metrics.authFailures.inc({ reason: PROJECT_FORBIDDEN });
     writeError(exchange.res, error);
@@ -154,12 +166,27 @@ export function createV1Handler(deps: PipelineDeps): (req: IncomingMessage, res:
     forward(req, exchange, body, ownHeaders);
   };
 
-  return (req, res, route) => {
-    const method = req.method ?? 'GET';
-    const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res);
-    res.setHeader('x-request-id', exchange.id);
-    metrics.forRoute({ route: route.template, method, upstream: route.upstream }).inflight.inc();
-    res.once('close', () => completeExchange(exchange, deps));
-    handle(req, exchange).catch((err: unknown) => fail(exchange, err));
+  let open = 0;
+  let idleWaiters: Array<() => void> = [];
+  return {
+    handle(req, res, route) {
+      const method = req.method ?? 'GET';
+      const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res);
+      res.setHeader('x-request-id', exchange.id);
+      metrics.forRoute({ route: route.template, method, upstream: route.upstream }).inflight.inc();
+      open += 1;
+      res.once('close', () => {
+        completeExchange(exchange, deps);
+        open -= 1;
+        if (open === 0 && idleWaiters.length > 0) {
+          for (const wake of idleWaiters) wake();
+          idleWaiters = [];
+        }
+      });
+      handle(req, exchange).catch((err: unknown) => fail(exchange, err));
+    },
+    idle() {
+      return open === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
+    },
   };
 }

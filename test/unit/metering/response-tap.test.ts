@@ -1,0 +1,234 @@
+import { describe, expect, it } from 'vitest';
+import { createResponseTap, type ResponseTap, type Usage } from '../../../src/metering/index.js';
+import { CHAT_COMPLETION, MODEL, STREAM_CHUNKS, USAGE, USAGE_CHUNK, event, upstreamStream } from './chat-fixtures.js';
+
+const SSE = 'text/event-stream; charset=utf-8';
+
+/** Feeds chunks through a tap like the proxy does; returns what the client got and what was metered. */
+function relay(tap: ResponseTap, chunks: Buffer[]): { client: string; usage: Usage | null; model: string | null } {
+  const sent: Buffer[] = chunks.map((c) => tap.write(c));
+  const { tail, usage, model } = tap.end();
+  if (tail) sent.push(tail);
+  return { client: Buffer.concat(sent).toString('utf8'), usage, model };
+}
+
+const splitAt = (text: string, ...offsets: number[]): Buffer[] => {
+  const bytes = Buffer.from(text);
+  const cuts = [0, ...offsets, bytes.length];
+  return cuts.slice(1).map((end, i) => bytes.subarray(cuts[i], end));
+};
+
+const byteByByte = (text: string): Buffer[] => [...Buffer.from(text)].map((b) => Buffer.from([b]));
+
+describe('response tap: JSON replies', () => {
+  it('relays every chunk as the same Buffer and reads usage and model at the end', () => {
+    const tap = createResponseTap('application/json', { dropUsageChunk: false });
+    const chunks = splitAt(JSON.stringify(CHAT_COMPLETION), 10, 200);
+    for (const c of chunks) expect(tap.write(c)).toBe(c);
+    expect(tap.end()).toEqual({ tail: null, usage: USAGE, model: MODEL });
+  });
+
+  it('accepts application/json with parameters', () => {
+    const tap = createResponseTap('Application/JSON; charset=utf-8', { dropUsageChunk: true });
+    expect(relay(tap, splitAt(JSON.stringify(CHAT_COMPLETION), 1)).usage).toEqual(USAGE);
+  });
+
+  it('gives up on usage above maxJsonBytes but still relays every byte', () => {
+    const text = JSON.stringify(CHAT_COMPLETION);
+    const tap = createResponseTap('application/json', { dropUsageChunk: false, maxJsonBytes: 100 });
+    expect(relay(tap, splitAt(text, 60, 120))).toEqual({ client: text, usage: null, model: null });
+  });
+
+  it('meters nothing for a reply that is not JSON, and does not throw', () => {
+    const tap = createResponseTap('application/json', { dropUsageChunk: false });
+    expect(relay(tap, [Buffer.from('{"id":"chatcmpl-1","usage":{"prompt_')])).toEqual({
+      client: '{"id":"chatcmpl-1","usage":{"prompt_',
+      usage: null,
+      model: null,
+    });
+  });
+
+  it('derives total_tokens when the upstream leaves it out', () => {
+    const tap = createResponseTap('application/json', { dropUsageChunk: false });
+    const reply = { ...CHAT_COMPLETION, usage: { prompt_tokens: 7, completion_tokens: 5 } };
+    expect(relay(tap, [Buffer.from(JSON.stringify(reply))]).usage).toEqual({ prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 });
+  });
+
+  it('passes other content types and compressed bodies through unmetered', () => {
+    const body = Buffer.from(JSON.stringify(CHAT_COMPLETION));
+    for (const tap of [
+      createResponseTap('text/plain', { dropUsageChunk: true }),
+      createResponseTap(undefined, { dropUsageChunk: true }),
+      createResponseTap('application/json', { dropUsageChunk: false, contentEncoding: 'gzip' }),
+    ]) {
+      expect(tap.write(body)).toBe(body);
+      expect(tap.end()).toEqual({ tail: null, usage: null, model: null });
+    }
+  });
+});
+
+describe('response tap: SSE streams the client asked usage for', () => {
+  it('returns every chunk untouched (same Buffer) and meters the usage-only chunk', () => {
+    const { full } = upstreamStream();
+    const chunks = splitAt(full, 17, 400, 401, 900);
+    const tap = createResponseTap(SSE, { dropUsageChunk: false });
+    for (const c of chunks) expect(tap.write(c)).toBe(c);
+    expect(tap.end()).toEqual({ tail: null, usage: USAGE, model: MODEL });
+  });
+
+  it('relays bytes out === bytes in when fed byte by byte', () => {
+    const { full } = upstreamStream();
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: false }), byteByByte(full))).toEqual({ client: full, usage: USAGE, model: MODEL });
+  });
+
+  it('does not take "usage": null chunks for usage', () => {
+    const text = STREAM_CHUNKS.map((c) => event(c)).join('') + event('[DONE]');
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: false }), [Buffer.from(text)])).toEqual({ client: text, usage: null, model: MODEL });
+  });
+
+  it('keeps the last usage when every chunk carries cumulative usage (continuous_usage_stats)', () => {
+    const text =
+      event({ ...STREAM_CHUNKS[1], usage: { prompt_tokens: 25, completion_tokens: 1, total_tokens: 26 } }) +
+      event({ ...STREAM_CHUNKS[2], usage: { prompt_tokens: 25, completion_tokens: 3, total_tokens: 28 } }) +
+      event('[DONE]');
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: false }), [Buffer.from(text)])).toEqual({ client: text, usage: USAGE, model: MODEL });
+  });
+});
+
+describe('response tap: SSE streams where the gateway forced usage', () => {
+  it('removes exactly the usage-only event and relays every other byte', () => {
+    const { full, withoutUsage } = upstreamStream();
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), [Buffer.from(full)])).toEqual({ client: withoutUsage, usage: USAGE, model: MODEL });
+  });
+
+  it('returns the same Buffer for a chunk of whole events without usage', () => {
+    const tap = createResponseTap(SSE, { dropUsageChunk: true });
+    const first = Buffer.from(event(STREAM_CHUNKS[0]) + event(STREAM_CHUNKS[1]));
+    expect(tap.write(first)).toBe(first);
+    expect(tap.write(Buffer.from(event(USAGE_CHUNK))).length).toBe(0);
+    const done = Buffer.from(event('[DONE]'));
+    expect(tap.write(done)).toBe(done);
+    expect(tap.end()).toEqual({ tail: null, usage: USAGE, model: MODEL });
+  });
+
+  it('releases each complete event at once and holds back only the incomplete one', () => {
+    const first = event(STREAM_CHUNKS[0]);
+    const tap = createResponseTap(SSE, { dropUsageChunk: true });
+    expect(tap.write(Buffer.from(first + 'data: {"id":')).toString()).toBe(first);
+    expect(tap.write(Buffer.from('"x"}\n')).toString()).toBe('');
+    expect(tap.write(Buffer.from('\ndata: [DO')).toString()).toBe('data: {"id":"x"}\n\n');
+    expect(tap.end().tail?.toString()).toBe('data: [DO');
+  });
+
+  it('cuts the usage event out wherever the stream is split in two', () => {
+    const { full, withoutUsage } = upstreamStream();
+    for (let at = 1; at < Buffer.byteLength(full); at++) {
+      const got = relay(createResponseTap(SSE, { dropUsageChunk: true }), splitAt(full, at));
+      expect(got, `split at byte ${at}`).toEqual({ client: withoutUsage, usage: USAGE, model: MODEL });
+    }
+  });
+
+  it('cuts the usage event out when every byte arrives in its own write', () => {
+    const { full, withoutUsage } = upstreamStream();
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), byteByByte(full))).toEqual({ client: withoutUsage, usage: USAGE, model: MODEL });
+  });
+
+  it('cuts CRLF-terminated events out exactly, wherever the stream is split', () => {
+    const { full, withoutUsage } = upstreamStream('\r\n');
+    for (let at = 1; at < Buffer.byteLength(full); at++) {
+      const got = relay(createResponseTap(SSE, { dropUsageChunk: true }), splitAt(full, at));
+      expect(got, `split at byte ${at}`).toEqual({ client: withoutUsage, usage: USAGE, model: MODEL });
+    }
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), byteByByte(full)).client).toBe(withoutUsage);
+  });
+
+  it('cuts events terminated by a lone CR (SSE grammar) out exactly', () => {
+    const { full, withoutUsage } = upstreamStream('\r');
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), byteByByte(full))).toEqual({ client: withoutUsage, usage: USAGE, model: MODEL });
+  });
+
+  it('meters a usage event split into multi-line data, and drops it whole', () => {
+    const json = JSON.stringify(USAGE_CHUNK);
+    const at = json.indexOf('"choices"');
+    const multiLine = `data: ${json.slice(0, at)}\ndata:${json.slice(at)}\n\n`;
+    const text = event(STREAM_CHUNKS[2]) + multiLine + event('[DONE]');
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), [Buffer.from(text)])).toEqual({
+      client: event(STREAM_CHUNKS[2]) + event('[DONE]'),
+      usage: USAGE,
+      model: MODEL,
+    });
+  });
+
+  it('keeps a usage event that also carries choices (only usage-only events are removed)', () => {
+    const text = event({ ...STREAM_CHUNKS[2], usage: USAGE }) + event('[DONE]');
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), [Buffer.from(text)])).toEqual({ client: text, usage: USAGE, model: MODEL });
+  });
+
+  it('relays an event larger than maxEventBytes as it comes instead of holding it', () => {
+    const tap = createResponseTap(SSE, { dropUsageChunk: true, maxEventBytes: 64 });
+    const big = Buffer.from(`data: {"id":"${'x'.repeat(100)}`);
+    expect(tap.write(big)).toBe(big);
+    const rest = Buffer.from('"}\n\n');
+    expect(tap.write(rest)).toBe(rest);
+    expect(relay(tap, [Buffer.from(event(USAGE_CHUNK) + event('[DONE]'))]).client).toBe(event('[DONE]'));
+  });
+});
+
+describe('response tap: broken streams', () => {
+  it('meters a stream that ends after the usage event without [DONE]', () => {
+    const { usageEvent } = upstreamStream();
+    const content = STREAM_CHUNKS.map((c) => event(c)).join('');
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), splitAt(content + usageEvent, 100))).toEqual({
+      client: content,
+      usage: USAGE,
+      model: MODEL,
+    });
+  });
+
+  it('meters what was seen when the stream stops mid-stream', () => {
+    const content = event(STREAM_CHUNKS[0]) + event(STREAM_CHUNKS[1]);
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), [Buffer.from(content)])).toEqual({ client: content, usage: null, model: MODEL });
+  });
+
+  it('relays a usage event cut off mid-JSON unchanged, as the tail', () => {
+    const { usageEvent } = upstreamStream();
+    const text = event(STREAM_CHUNKS[2]) + usageEvent.slice(0, 50);
+    const tap = createResponseTap(SSE, { dropUsageChunk: true });
+    const got = relay(tap, splitAt(text, 30));
+    expect(got).toEqual({ client: text, usage: null, model: MODEL });
+  });
+
+  it('meters and drops a complete usage event whose final blank line never came', () => {
+    const text = event(STREAM_CHUNKS[2]) + `data: ${JSON.stringify(USAGE_CHUNK)}\n`;
+    expect(relay(createResponseTap(SSE, { dropUsageChunk: true }), [Buffer.from(text)])).toEqual({
+      client: event(STREAM_CHUNKS[2]),
+      usage: USAGE,
+      model: MODEL,
+    });
+  });
+
+  it('relays malformed lines, comments and non-JSON data unchanged, meters nothing, and does not throw', () => {
+    const text = [
+      ': keep-alive\n\n',
+      'event: ping\n\n',
+      'this is not a field line\n\n',
+      'data: not json at all\n\n',
+      'data: {"usage": {"prompt_tokens": "many"}, "choices": []}\n\n',
+      'data: {"truncated": \n\n',
+      'data: ["usage", {"usage": 3}]\n\n',
+      'data:\n\n',
+      '\n\n\n',
+      'data: [DONE]\n\n',
+    ].join('');
+    for (const dropUsageChunk of [true, false]) {
+      const tap = createResponseTap(SSE, { dropUsageChunk });
+      expect(relay(tap, byteByByte(text))).toEqual({ client: text, usage: null, model: null });
+    }
+  });
+
+  it('handles an empty stream', () => {
+    const tap = createResponseTap(SSE, { dropUsageChunk: true });
+    expect(tap.write(Buffer.alloc(0)).length).toBe(0);
+    expect(tap.end()).toEqual({ tail: null, usage: null, model: null });
+  });
+});

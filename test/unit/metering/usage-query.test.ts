@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../src/errors.js';
+import { parseUsageQuery } from '../../../src/metering/index.js';
+
+function rejection(query: Record<string, unknown>): { status: number; code: string; param: string | null; message: string } {
+  try {
+    parseUsageQuery(query);
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    return { status: err.status, code: err.code, param: err.param, message: err.message };
+  }
+  throw new Error('expected parseUsageQuery to throw');
+}
+
+describe('parseUsageQuery', () => {
+  it('accepts a day range with filters and a groupBy', () => {
+    expect(parseUsageQuery({ from: '2025-06-01', to: '2025-06-30', team: 'team-a', project: 'rl.prod_2', groupBy: 'model' })).toEqual({
+      from: '2025-06-01',
+      to: '2025-06-30',
+      team: 'team-a',
+      project: 'rl.prod_2',
+      groupBy: 'model',
+    });
+    expect(parseUsageQuery({ from: '2025-06-01', to: '2025-06-01' })).toEqual({ from: '2025-06-01', to: '2025-06-01' });
+  });
+
+  it('accepts a whole leap year (366 days)', () => {
+    expect(parseUsageQuery({ from: '2024-01-01', to: '2024-12-31' })).toEqual({ from: '2024-01-01', to: '2024-12-31' });
+  });
+
+  it('answers 400 invalid_query naming "to" when the range covers 367 days', () => {
+    expect(rejection({ from: '2023-01-01', to: '2024-01-02' })).toEqual({
+      status: 400,
+      code: 'invalid_query',
+      param: 'to',
+      message: 'The range from 2023-01-01 to 2024-01-02 covers 367 days; at most 366 are allowed.',
+    });
+  });
+
+  it('answers 400 naming "from" when from is after to', () => {
+    expect(rejection({ from: '2025-06-02', to: '2025-06-01' })).toMatchObject({
+      status: 400,
+      param: 'from',
+      message: 'Query parameter "from" (2025-06-02) is after "to" (2025-06-01).',
+    });
+  });
+
+  it.each([
+    [{ to: '2025-06-01' }, 'from', 'Query parameter "from" is required (a UTC day, YYYY-MM-DD).'],
+    [{ from: '2025-06-01' }, 'to', 'Query parameter "to" is required (a UTC day, YYYY-MM-DD).'],
+    [{ from: '2025-02-30', to: '2025-03-01' }, 'from', 'Query parameter "from" must be a calendar day as YYYY-MM-DD, got "2025-02-30".'],
+    [{ from: '2025-06-01', to: '2025-6-2' }, 'to', 'Query parameter "to" must be a calendar day as YYYY-MM-DD, got "2025-6-2".'],
+    [{ from: '2025-06-01T00:00:00Z', to: '2025-06-02' }, 'from', 'Query parameter "from" must be a calendar day as YYYY-MM-DD, got "2025-06-01T00:00:00Z".'],
+    [{ from: ['2025-06-01', '2025-06-02'], to: '2025-06-02' }, 'from', 'Query parameter "from" must be given once, as a plain value.'],
+    [{ from: '2025-06-01', to: '2025-06-02', groupBy: 'team' }, 'groupBy', 'Query parameter "groupBy" must be model, key or day, got "team".'],
+    [{ from: '2025-06-01', to: '2025-06-02', team: '' }, 'team', 'Query parameter "team" must be 1-128 of [A-Za-z0-9._-], got "".'],
+    [{ from: '2025-06-01', to: '2025-06-02', project: 'a/b' }, 'project', 'Query parameter "project" must be 1-128 of [A-Za-z0-9._-], got "a/b".'],
+    [{ from: '2025-06-01', to: '2025-06-02', model: 'x' }, 'model', 'Unknown query parameter "model"; use from, to, team, project, groupBy.'],
+  ])('answers 400 invalid_query for %j', (query, param, message) => {
+    expect(rejection(query)).toEqual({ status: 400, code: 'invalid_query', param, message });
+  });
+
+  it('renders as an OpenAI invalid_request_error body', () => {
+    const err = (() => {
+      try {
+        parseUsageQuery({ from: 'yesterday', to: '2025-06-01' });
+      } catch (e) {
+        return e as GatewayError;
+      }
+      throw new Error('expected a throw');
+    })();
+    expect(err.toBody()).toEqual({
+      error: {
+        message: 'Query parameter "from" must be a calendar day as YYYY-MM-DD, got "yesterday".',
+        type: 'invalid_request_error',
+        param: 'from',
+        code: 'invalid_query',
+      },
+    });
+  });
+});
