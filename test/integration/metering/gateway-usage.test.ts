@@ -1,0 +1,133 @@
+import OpenAI from 'openai';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { utcDay } from '../../../src/metering/index.js';
+import { startInferenceHost } from '../../fixtures/inference-host.js';
+import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
+import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { bearer, KEYS } from '../../helpers/keys.js';
+import { startRedis, type TestRedis } from '../../helpers/redis.js';
+
+/**
+ * SPEC 6.4 / 7: usage recorded by two gateway instances sharing one Redis adds up in one place,
+ * and /admin/usage reports exactly the sum of what the upstream reported.
+ */
+describe('usage metering across two gateway instances', () => {
+  let redis: TestRedis;
+  let service: FakeUpstream;
+  let inference: FakeUpstream;
+  let gateways: RunningGateway[];
+  const today = utcDay();
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    service = await startTrainingService();
+    inference = await startInferenceHost();
+    const config = testConfig({ service: service.url, inference: inference.url }, { redis: { url: redis.url } });
+    gateways = [await startGateway(config), await startGateway(config)];
+  });
+  afterAll(async () => {
+    for (const gw of gateways) await gw.close();
+    await Promise.all([service.close(), inference.close()]);
+    await redis.stop();
+  });
+
+  const chat = (gw: RunningGateway, key: string, project: string, model: string, usage: string, stream = false) =>
+    request(gw.url)
+      .post('/v1/chat/completions')
+      .set('authorization', bearer(key))
+      .set('OpenAI-Project', project)
+      .set('content-type', 'application/json')
+      .set('x-fixture-usage', usage)
+      .send(JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], stream }));
+  const usage = (query: string) => request(gateways[1]!.url).get(`/admin/usage?${query}`).set('authorization', bearer(KEYS.admin));
+
+  it('reports totals equal to the sum of the upstream usage, per team/project/model/key', async () => {
+    const traffic: Array<[number, string, string, string, string, boolean]> = [
+      [0, KEYS.teamA, 'team-a/prod', 'qwen-14b', '100,20', false],
+      [1, KEYS.teamA, 'team-a/prod', 'qwen-14b', '50,5', true],
+      [0, KEYS.teamA, 'team-a/prod', 'llama-8b', '7,3', true],
+      [1, KEYS.teamAProdOnly, 'team-a/prod', 'qwen-14b', '10,10', false],
+      [0, KEYS.teamA, 'team-a/research', 'qwen-14b', '1,2', false],
+      [1, KEYS.teamB, 'team-b/batch', 'llama-8b', '300,40', true],
+    ];
+    for (const [gw, key, project, model, reported, stream] of traffic) {
+      const res = await chat(gateways[gw]!, key, project, model, reported, stream);
+      expect(res.status).toBe(200);
+    }
+    // A failed upstream call is a request with no tokens: counted, never guessed.
+    const failed = await chat(gateways[0]!, KEYS.teamB, 'team-b/batch', 'llama-8b', '1,1').set('x-fixture-mode', 'error-500');
+    expect(failed.status).toBe(500);
+    await Promise.all(gateways.map((gw) => gw.gateway.settled()));
+
+    const byModel = await usage(`from=${today}&to=${today}&groupBy=model`);
+    expect(byModel.status).toBe(200);
+    expect(byModel.body).toEqual({
+      object: 'list',
+      data: [
+        { team: 'team-a', project: 'prod', model: 'llama-8b', requests: 1, prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+        { team: 'team-a', project: 'prod', model: 'qwen-14b', requests: 3, prompt_tokens: 160, completion_tokens: 35, total_tokens: 195 },
+        { team: 'team-a', project: 'research', model: 'qwen-14b', requests: 1, prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+        { team: 'team-b', project: 'batch', model: 'llama-8b', requests: 2, prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 },
+      ],
+    });
+
+    const byKey = await usage(`from=${today}&to=${today}&team=team-a&project=prod&groupBy=key`);
+    expect(byKey.body.data).toEqual([
+      { team: 'team-a', project: 'prod', key: 'team-a-bot', requests: 3, prompt_tokens: 157, completion_tokens: 28, total_tokens: 185 },
+      { team: 'team-a', project: 'prod', key: 'team-a-prod', requests: 1, prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+    ]);
+
+    const byDay = await usage(`from=${today}&to=${today}&team=team-b&groupBy=day`);
+    expect(byDay.body.data).toEqual([{ team: 'team-b', project: 'batch', day: today, requests: 2, prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 }]);
+  });
+
+  it('meters a stream whose usage chunk the gateway forced and hid from the client', async () => {
+    const res = await chat(gateways[0]!, KEYS.teamB, 'team-b/streams', 'qwen-14b', '11,22', true);
+    expect(res.text).not.toContain('"prompt_tokens"');
+    await gateways[0]!.gateway.settled();
+    const rows = await usage(`from=${today}&to=${today}&team=team-b&project=streams`);
+    expect(rows.body.data).toEqual([{ team: 'team-b', project: 'streams', requests: 1, prompt_tokens: 11, completion_tokens: 22, total_tokens: 33 }]);
+  });
+
+  it('attributes usage to the project of the openai client', async () => {
+    const client = new OpenAI({ apiKey: KEYS.teamA, baseURL: `${gateways[1]!.url}/v1`, project: 'team-a/openai-sdk', maxRetries: 0 });
+    await client.chat.completions.create({ model: 'qwen-14b', messages: [{ role: 'user', content: 'hi' }] });
+    const stream = await client.chat.completions.create({ model: 'qwen-14b', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    for await (const chunk of stream) void chunk;
+    await gateways[1]!.gateway.settled();
+    const rows = await usage(`from=${today}&to=${today}&team=team-a&project=openai-sdk&groupBy=model`);
+    expect(rows.body.data).toEqual([{ team: 'team-a', project: 'openai-sdk', model: 'qwen-14b', requests: 2, prompt_tokens: 24, completion_tokens: 10, total_tokens: 34 }]);
+  });
+
+  it('counts preview and model-list requests per team/project/route, with no tokens', async () => {
+    const post = await request(gateways[0]!.url)
+      .post('/v1/preview/training-jobs')
+      .set('authorization', bearer(KEYS.teamB))
+      .set('OpenAI-Project', 'team-b/rl')
+      .set('content-type', 'application/json')
+      .send('{"model_id":"m-1","trajectory_groups":[]}');
+    expect(post.status).toBe(200);
+    await request(gateways[1]!.url).get('/v1/models').set('authorization', bearer(KEYS.teamB)).set('OpenAI-Project', 'team-b/rl');
+    await Promise.all(gateways.map((gw) => gw.gateway.settled()));
+    const rows = await usage(`from=${today}&to=${today}&team=team-b&project=rl&groupBy=model`);
+    expect(rows.body.data).toEqual([
+      { team: 'team-b', project: 'rl', model: 'GET /v1/models', requests: 1, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      { team: 'team-b', project: 'rl', model: 'POST /v1/preview/training-jobs', requests: 1, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    ]);
+  });
+
+  it.each([
+    ['from=2026-13-01&to=2026-11-02', 'from'],
+    ['from=2026-11-02&to=2026-11-01', 'from'],
+    ['from=2024-01-01&to=2026-11-01', 'to'],
+    ['from=2026-11-01&to=2026-11-02&groupBy=colour', 'groupBy'],
+    ['to=2026-11-02', 'from'],
+  ])('answers 400 invalid_query for %s', async (query, param) => {
+    const res = await usage(query);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_query');
+    expect(res.body.error.param).toBe(param);
+    expect(res.body.error.type).toBe('invalid_request_error');
+  });
+});
