@@ -1,0 +1,149 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ListeningMessage } from './child-lifecycle.js';
+
+/**
+ * The parent's side of the benchmark's processes: every child is registered here, and is
+ * killed when the run ends, fails, or is interrupted — no process outlives `npm run bench`.
+ */
+
+export interface RunningChild {
+  readonly name: string;
+  readonly port: number;
+  readonly url: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+let interrupted = false;
+
+/** True once a signal asked the run to stop (errors after that are expected, not news). */
+export function wasInterrupted(): boolean {
+  return interrupted;
+}
+const tempDirs = new Set<string>();
+
+// Children are .js next to this file when built, .ts when run through tsx (fork keeps execArgv).
+const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+function track(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** SIGTERM (children exit cleanly, writing any CPU profile), then SIGKILL after a grace period. */
+async function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited(child);
+  clearTimeout(timer);
+}
+
+/** Forks bench/<script> and resolves once it reports the port it listens on. */
+export function startChild(name: string, script: string, args: string[], env: Record<string, string>, execArgv: string[] = []): Promise<RunningChild> {
+  const child = fork(join(import.meta.dirname, script + extension), args, {
+    env: { ...process.env, ...env },
+    execArgv: [...process.execArgv, ...execArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  track(child);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within 20 s`)), 20_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (code ${String(code)}) before listening`));
+    });
+    child.on('message', (message: ListeningMessage) => {
+      if (message.type !== 'listening') return;
+      clearTimeout(timer);
+      resolve({ name, port: message.port, url: `http://127.0.0.1:${message.port}`, child, stop: () => stopChild(child) });
+    });
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function waitForPort(port: number, deadline: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const attempt = (): void => {
+      const socket = createConnection({ port, host: '127.0.0.1' });
+      socket.once('connect', () => {
+        socket.end();
+        resolve();
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) reject(new Error(`nothing listens on ${port}`));
+        else setTimeout(attempt, 25);
+      });
+    };
+    attempt();
+  });
+}
+
+/** A private, non-persisting redis-server on a free port (never the shared one on 6379). */
+export async function startRedis(): Promise<RunningChild> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-redis-'));
+  tempDirs.add(dir);
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdio: 'ignore',
+  });
+  track(child);
+  const failed = new Promise<never>((_resolve, reject) => {
+    child.once('error', (err) => reject(new Error(`redis-server could not start: ${err.message}`)));
+    child.once('exit', (code) => reject(new Error(`redis-server exited (code ${String(code)})`)));
+  });
+  await Promise.race([waitForPort(port, Date.now() + 10_000), failed]);
+  failed.catch(() => undefined);
+  return { name: 'redis', port, url: `redis://127.0.0.1:${port}`, child, stop: () => stopChild(child) };
+}
+
+/** Stops every child still running (graceful first) and removes temporary directories. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((child) => stopChild(child)));
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+/** Last resort on a synchronous exit path: SIGKILL whatever is left. */
+function killAllNow(): void {
+  for (const child of live) child.kill('SIGKILL');
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Makes sure children die with the run: on normal exit, on SIGINT/SIGTERM, and on a crash. */
+export function killChildrenOnExit(): void {
+  process.once('exit', killAllNow);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      interrupted = true;
+      process.stderr.write(`\nbench: ${signal}, stopping children\n`);
+      void stopAll().finally(() => process.exit(130));
+    });
+  }
+  process.once('uncaughtException', (err) => {
+    process.stderr.write(`bench: ${err.stack ?? String(err)}\n`);
+    void stopAll().finally(() => process.exit(1));
+  });
+}

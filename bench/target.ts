@@ -1,0 +1,80 @@
+import { Agent, createServer, type Server } from 'node:http';
+import { ProxyServer } from 'http-proxy-3';
+import { pino } from 'pino';
+import { createGateway } from '../src/app.js';
+import { validateConfig } from '../src/config/index.js';
+import { announceListening, exitWithParent } from './child-lifecycle.js';
+import { BENCH_KEY_SHA256, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHED_LIMITS } from './workload.js';
+
+/**
+ * One target under load, in its own process: `proxy` (a bare http-proxy-3 ProxyServer with a
+ * keep-alive agent, the floor of this stack) or `gateway` (Tollgate with every feature on;
+ * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise).
+ */
+
+const kind = process.argv[2];
+const upstreamUrl = process.env.BENCH_UPSTREAM_URL ?? '';
+const redisUrl = process.env.BENCH_REDIS_URL ?? '';
+
+interface Started {
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+function startBareProxy(): Started {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' });
+  const proxy = new ProxyServer({ target: upstreamUrl, agent, xfwd: true, toProxy: true });
+  const server = createServer((req, res) => {
+    proxy.web(req, res, {}, () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+  });
+  return {
+    server,
+    async close() {
+      agent.destroy();
+    },
+  };
+}
+
+async function startGateway(): Promise<Started> {
+  const config = validateConfig(
+    {
+      server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 1000 },
+      upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 } },
+      auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits: NEVER_REACHED_LIMITS }] },
+      metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true },
+      // closed: a Redis failure shows up as 503s instead of a silent fall-back to memory limits.
+      rateLimits: {
+        onStoreError: 'closed',
+        projects: { [`${BENCH_TEAM}/*`]: NEVER_REACHED_LIMITS, [`${BENCH_TEAM}/${BENCH_PROJECT}`]: NEVER_REACHED_LIMITS },
+      },
+      redis: { url: redisUrl, keyPrefix: 'tollgate-bench:' },
+      logging: { level: 'silent' },
+    },
+    'bench',
+  );
+  const gateway = await createGateway(config, { logger: pino({ level: 'silent' }) });
+  return { server: createServer(gateway.app), close: () => gateway.close() };
+}
+
+async function main(): Promise<void> {
+  if (!upstreamUrl) throw new Error('BENCH_UPSTREAM_URL is not set');
+  if (kind !== 'proxy' && kind !== 'gateway') throw new Error(`unknown target kind "${kind ?? ''}" (proxy | gateway)`);
+  const started = kind === 'proxy' ? startBareProxy() : await startGateway();
+  const { server } = started;
+  server.keepAliveTimeout = 60_000;
+  server.headersTimeout = 65_000;
+  exitWithParent(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await started.close();
+  });
+  server.listen(0, '127.0.0.1', () => announceListening(server));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
