@@ -56,7 +56,7 @@ async function startGateway(): Promise<Started> {
     'bench',
   );
   const gateway = await createGateway(config, { logger: pino({ level: 'silent' }) });
-  return { server: createServer(gateway.app), close: () => gateway.close() };
+  return { server: createServer(gateway.handleRequest), close: () => gateway.close() };
 }
 
 async function main(): Promise<void> {

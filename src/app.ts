@@ -1,3 +1,4 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './admin/auth.js';
@@ -20,6 +21,8 @@ const STORE_CONNECT_WAIT_MS = 3000;
 /** A built gateway: the Express app plus what start/stop code needs to drive it. */
 export interface Gateway {
   readonly app: Express;
+  /** The server's request listener: /v1 to the pipeline, the rest to `app`. */
+  readonly handleRequest: RequestListener;
   readonly config: Config;
   readonly logger: Logger;
   readonly metrics: Metrics;
@@ -106,11 +109,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   app.get('/admin/usage', requireAdmin(authenticator, metrics), createAdminUsageHandler(usageStore));
   for (const path of ['/healthz', '/readyz', '/admin/usage', ...(config.metrics.port === null ? [config.metrics.path] : [])]) onlyGet(path);
 
-  app.use(((req, res, next) => {
-    const queryStart = req.url.indexOf('?');
-    const path = queryStart === -1 ? req.url : req.url.slice(0, queryStart);
+  const routeV1 = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? '/';
+    const queryStart = url.indexOf('?');
+    const path = queryStart === -1 ? url : url.slice(0, queryStart);
     assertSafePath(path);
-    const match = routes.match(path, req.method);
+    const match = routes.match(path, req.method ?? 'GET');
     if (!match) throw new GatewayError(404, 'not_found', `No route for ${req.method} ${path}.`);
     if (!match.methodAllowed) {
       throw new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${match.route.template}; use ${match.route.methods.join(', ')}.`, {
@@ -118,8 +122,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       });
     }
     v1.handle(req, res, match.route);
-    void next;
-  }) satisfies RequestHandler);
+  };
+  // Paths outside the route table (and outside /v1) get the same 400/404/405 answers.
+  app.use(((req, res) => routeV1(req, res)) satisfies RequestHandler);
 
   app.use(((err, req, res, _next) => {
     const error = asGatewayError(err);
@@ -137,8 +142,27 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     logger.warn('No API keys are configured: every /v1 request will be refused. Create one with `npm run keygen -- --team <team>` and add it under auth.keys.');
   }
 
+  /**
+   * /v1 traffic goes straight to the pipeline: Express's router and request decoration cost
+   * more per request than the whole proxy hop (bench/RESULTS.md), and the pipeline needs none
+   * of it. Everything else (health, metrics, admin) is served by Express.
+   */
+  const handleRequest: RequestListener = (req, res) => {
+    if (!req.url?.startsWith('/v1/')) {
+      app(req, res);
+      return;
+    }
+    if (draining) res.setHeader('connection', 'close');
+    try {
+      routeV1(req, res);
+    } catch (err) {
+      writeError(res, asGatewayError(err));
+    }
+  };
+
   return {
     app,
+    handleRequest,
     config,
     logger,
     metrics,

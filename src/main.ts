@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const gateway = await createGateway(config);
   const { logger } = gateway;
 
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, gateway.app);
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, gateway.handleRequest);
   await listen(server, config.server.port, config.server.host);
   logger.info({ host: config.server.host, port: addressPort(server), config: configPath }, 'tollgate listening');
 

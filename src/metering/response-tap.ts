@@ -11,6 +11,8 @@ export interface TapResult {
 
 /** Sits on the upstream response body while the proxy relays it chunk by chunk. */
 export interface ResponseTap {
+  /** May this tap change the bytes (drop the forced usage event)? If not, Content-Length stays valid. */
+  readonly rewrites: boolean;
   /** Returns the bytes to send to the client for this upstream chunk (the same Buffer when unchanged — no copy on the common path). */
   write(chunk: Buffer): Buffer;
   /** Upstream ended; returns any bytes still held back (usually empty) and the usage seen, or null. */
@@ -34,12 +36,14 @@ const NOTHING: TapResult = Object.freeze({ tail: null, usage: null, model: null 
 
 /** For bodies that carry no usage the gateway can read. */
 const passThrough: ResponseTap = Object.freeze({
+  rewrites: false,
   write: (chunk: Buffer): Buffer => chunk,
   end: (): TapResult => NOTHING,
 });
 
 /** Keeps references to a non-stream reply's chunks (up to a bound) and parses them once at the end. */
 class JsonTap implements ResponseTap {
+  readonly rewrites = false;
   private chunks: Buffer[] | null = [];
   private bytes = 0;
 

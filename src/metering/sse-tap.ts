@@ -23,6 +23,9 @@ const isUsageOnly = (chunk: Record<string, unknown>): boolean =>
  * held back, so the usage-only event can be cut out whole.
  */
 export class SseTap implements ResponseTap {
+  get rewrites(): boolean {
+    return this.drop;
+  }
   private readonly boundaries = new SseEventBoundaries();
   private readonly ends: number[] = [];
   private readonly out: Buffer[] = [];

@@ -37,7 +37,7 @@ export interface PipelineDeps extends CompletionDeps {
 /** What the request carries upstream once the gateway has looked at its body. */
 interface PreparedBody {
   readonly stream: Readable | undefined;
-  readonly tap: (contentType: string | undefined) => ResponseTap | undefined;
+  readonly tap: (upstreamResponse: IncomingMessage) => ResponseTap | undefined;
 }
 
 const NO_BODY: PreparedBody = { stream: undefined, tap: () => undefined };
@@ -78,7 +78,11 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     delete req.headers['transfer-encoding'];
     const stream = new PassThrough();
     stream.end(bytes);
-    return { stream, tap: (contentType) => createResponseTap(contentType, { dropUsageChunk: forced }) };
+    return {
+      stream,
+      tap: (upstreamResponse) =>
+        createResponseTap(upstreamResponse.headers['content-type'], { dropUsageChunk: forced, contentEncoding: upstreamResponse.headers['content-encoding'] }),
+    };
   };
 
   const preparePreviewBody = (req: IncomingMessage, exchange: Exchange): PreparedBody => {
@@ -124,7 +128,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
       onResponse(upstreamResponse) {
         exchange.respondedAt = performance.now();
         routeMetrics.ttfb.observe((exchange.respondedAt - exchange.sentAt!) / 1000);
-        const tap = upstreamResponse.statusCode === 200 ? body.tap(upstreamResponse.headers['content-type']) : undefined;
+        const tap = upstreamResponse.statusCode === 200 ? body.tap(upstreamResponse) : undefined;
         relayResponse(upstreamResponse, res, ownHeaders, tap, ({ completed, tapResult }) => {
           exchange.completed = completed;
           if (tapResult) {

@@ -3,6 +3,8 @@ import { endToEndHeaders } from './headers.js';
 
 /** Inspects (and may rewrite) the bytes relayed to the client — the metering tap. */
 export interface BodyTap<R extends { tail: Buffer | null } = { tail: Buffer | null }> {
+  /** True when the tap may change the bytes, so an upstream Content-Length would be wrong. */
+  readonly rewrites: boolean;
   write(chunk: Buffer): Buffer;
   /** Called exactly once, when the relay is over (completed or not). */
   end(): R;
@@ -29,7 +31,7 @@ export function relayResponse<R extends { tail: Buffer | null }>(
 ): void {
   const headers = endToEndHeaders(upstream.headers);
   for (const name in ownHeaders) headers[name] = ownHeaders[name];
-  if (tap) delete headers['content-length'];
+  if (tap?.rewrites) delete headers['content-length'];
   res.writeHead(upstream.statusCode ?? 502, headers);
 
   let finished = false;

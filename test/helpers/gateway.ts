@@ -46,7 +46,7 @@ function mergeDeep(base: Record<string, unknown>, extra: Record<string, unknown>
 /** Builds the gateway from config and listens on a free loopback port. */
 export async function startGateway(config: Config): Promise<RunningGateway> {
   const gateway = await createGateway(config, { logger: pino({ level: 'silent' }) });
-  const server = createServer(gateway.app);
+  const server = createServer(gateway.handleRequest);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;

@@ -29,6 +29,8 @@ describe('chat completions', () => {
     expect(stack.service.last.body.toString('utf8')).toBe(body);
     expect(stack.service.last.headers['content-length']).toBe(String(Buffer.byteLength(body)));
     expect(res.body.object).toBe('chat.completion');
+    // Metering reads a JSON reply without changing it, so its Content-Length is kept.
+    expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
     expect(res.body.usage).toEqual({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 });
   });
 

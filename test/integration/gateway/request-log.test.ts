@@ -32,7 +32,7 @@ describe('request log', () => {
       },
     });
     gateway = await createGateway(testConfig({ service: service.url, inference: inference.url }), { logger: pino({ level: 'info' }, sink) });
-    server = createServer(gateway.app).listen(0, '127.0.0.1');
+    server = createServer(gateway.handleRequest).listen(0, '127.0.0.1');
     await once(server, 'listening');
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
