@@ -14,10 +14,8 @@ export interface CompletionDeps {
  * reservation and frees the concurrency slot, records usage and metrics, writes the log line.
  */
 export function completeExchange(exchange: Exchange, deps: CompletionDeps): void {
-  const { metrics } = deps;
-  const { route } = exchange;
   const durationSeconds = (performance.now() - exchange.startedAt) / 1000;
-  const routeMetrics = metrics.forRoute({ route: route.template, method: exchange.method, upstream: route.upstream });
+  const routeMetrics = exchange.metrics;
   routeMetrics.requests(exchange.status).inc();
   routeMetrics.duration.observe(durationSeconds);
   routeMetrics.inflight.dec();

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Principal, ProjectRef } from '../auth/index.js';
 import type { Admission } from '../limits/index.js';
 import type { Usage } from '../metering/index.js';
+import type { RouteMetrics } from '../observability/index.js';
 import type { ForwardHandle, RouteSpec } from '../proxy/index.js';
 
 /**
@@ -34,6 +35,8 @@ export class Exchange {
     readonly route: RouteSpec,
     readonly method: string,
     readonly res: ServerResponse,
+    /** This route's metric children, looked up once per request. */
+    readonly metrics: RouteMetrics,
   ) {}
 
   /** The status the client saw; 499 (nginx's "client closed request") when it left before any. */

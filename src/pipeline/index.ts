@@ -62,7 +62,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     const raw = await readBody(req, config.server.bodyLimit);
     const validation = validateChatBody(raw, req.headers['content-type']);
     if (!validation.ok) {
-      metrics.forRoute({ route: exchange.route.template, method: exchange.method, upstream: exchange.route.upstream }).validationFailures.inc();
+      exchange.metrics.validationFailures.inc();
       const body = renderValidationBody(validation.detail);
       res.writeHead(422, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
@@ -122,7 +122,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     }
     req.headers['x-request-id'] = exchange.id;
     exchange.sentAt = performance.now();
-    const routeMetrics = metrics.forRoute({ route: route.template, method: exchange.method, upstream: route.upstream });
+    const routeMetrics = exchange.metrics;
     routeMetrics.overhead.observe((exchange.sentAt - exchange.startedAt) / 1000);
     exchange.upstream = upstream.forward(req, res, body.stream, {
       onResponse(upstreamResponse) {
@@ -175,9 +175,10 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   return {
     handle(req, res, route) {
       const method = req.method ?? 'GET';
-      const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res);
+      const routeMetrics = metrics.forRoute({ route: route.template, method, upstream: route.upstream });
+      const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res, routeMetrics);
       res.setHeader('x-request-id', exchange.id);
-      metrics.forRoute({ route: route.template, method, upstream: route.upstream }).inflight.inc();
+      routeMetrics.inflight.inc();
       open += 1;
       res.once('close', () => {
         completeExchange(exchange, deps);
