@@ -56,6 +56,25 @@ describe('start-up', () => {
   });
 });
 
+describe('metrics on their own listener', () => {
+  it('serves /metrics on metrics.port and not on the main port', async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const yaml = `${configYaml(true)}metrics: { port: ${metricsPort}, path: /internal/metrics }\n`;
+    const proc = startGatewayProcess({ TOLLGATE_CONFIG: writeTempConfig(yaml), PORT: String(port), SERVICE_URL: 'http://127.0.0.1:9' });
+    try {
+      await proc.waitFor('metrics listening');
+      const metrics = await fetch(`http://127.0.0.1:${metricsPort}/internal/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('# TYPE tollgate_requests_total counter');
+      expect((await fetch(`http://127.0.0.1:${port}/internal/metrics`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/v1/models`)).status).toBe(404);
+    } finally {
+      proc.kill();
+      await proc.exited();
+    }
+  });
+});
+
 describe('graceful shutdown on SIGTERM', () => {
   let service: FakeUpstream;
   let inference: FakeUpstream;
