@@ -49,7 +49,7 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/** Starts redis-server on a free port, or wraps REDIS_URL_TEST when set (kill/restart then unsupported). */
+/** Starts a private redis-server on a free port (never the shared one: tests kill and restart it). */
 export async function startRedis(extraArgs: string[] = []): Promise<TestRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-redis-'));

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../helpers/gateway.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { eventually } from '../../helpers/wait.js';
 
 /**
  * A Redis outage seen through the gateway: `open` keeps serving on the per-instance fallback,
@@ -12,15 +13,6 @@ import { startRedis, type TestRedis } from '../../helpers/redis.js';
 const KEY = 'tg-outage-key';
 const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 type Stack = Awaited<ReturnType<typeof startStack>>;
-
-/** Polls a condition that depends on an outside process (Redis reconnecting): no fixed sleeps. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 for (const mode of ['open', 'closed'] as const) {
   describe(`Redis outage with onStoreError: ${mode}`, () => {

@@ -5,20 +5,13 @@ import { startTrainingService, type FakeUpstream } from '../../fixtures/training
 import { freePort } from '../../helpers/ports.js';
 import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { eventually } from '../../helpers/wait.js';
 
 /**
  * SPEC 6.3: N gateway processes sharing one Redis admit exactly the limit between them.
  * Three real child processes (not three apps in one process), 300 concurrent requests.
  */
 const KEYS = { rpm: 'tg-multi-rpm', concurrency: 'tg-multi-conc', tpm: 'tg-multi-tpm' } as const;
-async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 const configYaml = `
@@ -60,7 +53,7 @@ describe('limits across three gateway processes sharing one Redis', () => {
     }
     await Promise.all(gateways.map((g) => g.proc.waitFor('tollgate listening')));
     // In `open` mode an instance serves from its local fallback until its Redis connection is up.
-    for (const g of gateways) await waitUntil(async () => ((await (await fetch(`${g.url}/readyz`)).json()) as { store: string }).store === 'connected');
+    for (const g of gateways) await eventually(async () => ((await (await fetch(`${g.url}/readyz`)).json()) as { store: string }).store === 'connected');
   }, 60_000);
 
   afterAll(async () => {
