@@ -6,6 +6,7 @@ import { startStack } from '../../helpers/gateway.js';
 import { chatRequest, TrafficLedger, type ChatSpec, type TrafficRequest } from '../../helpers/gateway-traffic.js';
 import { KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 import {
+  runPromtool,
   ALERTS_PATH,
   extractAlertExpressions,
   extractDashboardQueries,
@@ -170,6 +171,13 @@ describe('the gateway scraped by a real Prometheus', () => {
 
   it('sent exactly the traffic it meant to (each request got its intended status)', () => {
     expect(ledger.surprises()).toEqual([]);
+  });
+
+  it("passes promtool check metrics on the gateway's own exposition after the traffic", async () => {
+    const body = await (await fetch(`${stack.gw.url}/metrics`)).text();
+    expect(body).toContain('tollgate_tokens_total{team="team-a"');
+    const result = await runPromtool(['check', 'metrics'], body);
+    expect({ code: result.code, output: result.stdout + result.stderr }).toEqual({ code: 0, output: '' });
   });
 
   it('scrapes the gateway with up == 1', async () => {
