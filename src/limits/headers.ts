@@ -26,7 +26,10 @@ export function wholeSeconds(ms: number): number {
 
 /** Position of each kind of limit: the order the IETF fields list them in. */
 const SLOT: Readonly<Record<LimitName, number>> = { rpm: 0, tpm: 1, tokensPerDay: 2, concurrency: 3 };
-const POLICY_NAMES = ['rpm', 'tpm', 'tpd', 'concurrency'] as const;
+const POLICY_NAMES = ['"rpm"', '"tpm"', '"tpd"', '"concurrency"'] as const;
+/** The OpenAI-style header names, spelled out once rather than built per response. */
+const REQUEST_HEADERS = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'] as const;
+const TOKEN_HEADERS = ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'] as const;
 
 /**
  * The response headers of an admission (or a 429): for each kind of limit, the values of the
@@ -40,43 +43,44 @@ const POLICY_NAMES = ['rpm', 'tpm', 'tpd', 'concurrency'] as const;
  * unit registry has no token unit (the policy name says it).
  */
 export function rateLimitHeaders(checks: readonly Check[], used: readonly number[], resetMs: readonly number[]): Record<string, string> {
-  // Index of the tightest check per kind of limit, by SLOT.
-  const tightest: Array<number | undefined> = [undefined, undefined, undefined, undefined];
+  // Index of the tightest check per kind of limit, by SLOT (-1: none).
+  const tightest = [-1, -1, -1, -1];
   for (let i = 0; i < checks.length; i++) {
     const check = checks[i]!;
     const slot = SLOT[check.limit];
-    const best = tightest[slot];
-    if (best === undefined || remainingOf(checks[best]!, used[best]!) > remainingOf(check, used[i]!)) tightest[slot] = i;
+    const best = tightest[slot]!;
+    if (best === -1 || remainingOf(checks[best]!, used[best]!) > remainingOf(check, used[i]!)) tightest[slot] = i;
   }
   const headers: Record<string, string> = {};
-  const openAi = (suffix: string, i: number | undefined): void => {
-    if (i === undefined) return;
-    headers[`x-ratelimit-limit-${suffix}`] = String(checks[i]!.max);
-    headers[`x-ratelimit-remaining-${suffix}`] = String(remainingOf(checks[i]!, used[i]!));
-    headers[`x-ratelimit-reset-${suffix}`] = formatGoDuration(resetMs[i]!);
+  const openAi = (names: readonly [string, string, string], i: number): void => {
+    if (i === -1) return;
+    headers[names[0]] = String(checks[i]!.max);
+    headers[names[1]] = String(remainingOf(checks[i]!, used[i]!));
+    headers[names[2]] = formatGoDuration(resetMs[i]!);
   };
-  openAi('requests', tightest[SLOT.rpm]);
-  openAi('tokens', tightest[SLOT.tpm]);
+  openAi(REQUEST_HEADERS, tightest[SLOT.rpm]!);
+  openAi(TOKEN_HEADERS, tightest[SLOT.tpm]!);
 
-  const policies: string[] = [];
-  const limits: string[] = [];
+  let policies = '';
+  let limits = '';
   for (let slot = 0; slot < POLICY_NAMES.length; slot++) {
-    const i = tightest[slot];
-    if (i === undefined) continue;
+    const i = tightest[slot]!;
+    if (i === -1) continue;
+    const separator = policies === '' ? '' : ', ';
     const name = POLICY_NAMES[slot]!;
     const check = checks[i]!;
     const remaining = remainingOf(check, used[i]!);
     if (check.windowMs === 0) {
-      policies.push(`"${name}";q=${check.max};qu="concurrent-requests"`);
-      limits.push(`"${name}";r=${remaining}`);
+      policies += `${separator}${name};q=${check.max};qu="concurrent-requests"`;
+      limits += `${separator}${name};r=${remaining}`;
     } else {
-      policies.push(`"${name}";q=${check.max};w=${slot === SLOT.tokensPerDay ? 86_400 : 60}`);
-      limits.push(`"${name}";r=${remaining};t=${Math.ceil(resetMs[i]! / 1000)}`);
+      policies += `${separator}${name};q=${check.max};w=${slot === SLOT.tokensPerDay ? 86_400 : 60}`;
+      limits += `${separator}${name};r=${remaining};t=${Math.ceil(resetMs[i]! / 1000)}`;
     }
   }
-  if (policies.length > 0) {
-    headers['ratelimit-policy'] = policies.join(', ');
-    headers['ratelimit'] = limits.join(', ');
+  if (policies !== '') {
+    headers['ratelimit-policy'] = policies;
+    headers['ratelimit'] = limits;
   }
   return headers;
 }

@@ -1,4 +1,4 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Check, LimitStore, Outcome } from './store.js';
 
 /**
@@ -12,7 +12,9 @@ import type { Check, LimitStore, Outcome } from './store.js';
  * promise chain: microtasks only, no I/O), so nothing interleaves between the reads and the charges.
  */
 export class MemoryStore implements LimitStore {
-  private readonly limiters = new Map<string, RateLimiterMemory>();
+  /** Limiters by `max`, one map per window length: looked up without building a string id. */
+  private readonly minuteLimiters = new Map<number, RateLimiterMemory>();
+  private readonly dailyLimiters = new Map<number, RateLimiterMemory>();
   private readonly inFlight = new Map<string, number>();
   private tail: Promise<unknown> = Promise.resolve();
 
@@ -56,40 +58,39 @@ export class MemoryStore implements LimitStore {
     await this.tail;
   }
 
+  /**
+   * Reads every counter, then charges them all only if every check passes. All reads are issued
+   * before the first await, and all charges likewise (RateLimiterMemory answers from memory when
+   * called): awaiting them one by one then costs less than Promise.all and per-call handlers.
+   */
   private async checkThenCharge(checks: readonly Check[]): Promise<Outcome> {
     const used = new Array<number>(checks.length);
     const resetMs = new Array<number>(checks.length);
-    const windows = await Promise.all(checks.map((check) => (check.windowMs === 0 ? null : this.limiterFor(check).get(check.key))));
+    const windows = checks.map((check) => (check.windowMs === 0 ? null : this.limiterFor(check).get(check.key)));
     let admitted = true;
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
-      const window = windows[i];
-      const live = window !== null && window !== undefined && window.msBeforeNext > 0;
+      const read = windows[i];
+      const window = read ? await read : null;
+      const live = window !== null && window.msBeforeNext > 0;
       used[i] = check.windowMs === 0 ? (this.inFlight.get(check.key) ?? 0) : live ? window.consumedPoints : 0;
       resetMs[i] = check.windowMs === 0 ? 0 : live ? window.msBeforeNext : check.windowMs;
       if (check.cost > 0 && used[i]! + check.cost > check.max) admitted = false;
     }
     if (!admitted) return { admitted, used, resetMs };
-    const charges: Array<Promise<RateLimiterRes> | null> = checks.map((check) => {
+    // penalty() charges like consume() but never refuses: the admission is already decided.
+    const charges = checks.map((check) => {
       if (check.windowMs === 0) {
         this.inFlight.set(check.key, (this.inFlight.get(check.key) ?? 0) + 1);
         return null;
       }
-      if (check.cost === 0) return null;
-      // consume() refuses only if a settle charged the key since the read; the charge stands
-      // either way (RLF charges refused points too), and the admission was already decided.
-      return this.limiterFor(check)
-        .consume(check.key, check.cost, { customDuration: check.windowMs / 1000 })
-        .catch((refused: unknown) => {
-          if (refused instanceof RateLimiterRes) return refused;
-          throw refused;
-        });
+      return check.cost === 0 ? null : this.limiterFor(check).penalty(check.key, check.cost, { customDuration: check.windowMs / 1000 });
     });
-    const charged = await Promise.all(charges);
     for (let i = 0; i < checks.length; i++) {
-      const res = charged[i];
+      const charge = charges[i];
       if (checks[i]!.windowMs === 0) used[i] = used[i]! + 1;
-      else if (res) {
+      else if (charge) {
+        const res = await charge;
         used[i] = res.consumedPoints;
         resetMs[i] = res.msBeforeNext;
       }
@@ -100,11 +101,11 @@ export class MemoryStore implements LimitStore {
   /** One RateLimiterMemory per window length and limit (bounded by the config's distinct limits). */
   private limiterFor(check: Check): RateLimiterMemory {
     const daily = check.limit === 'tokensPerDay';
-    const id = `${daily ? 'day' : 'minute'}:${check.max}`;
-    let limiter = this.limiters.get(id);
+    const byMax = daily ? this.dailyLimiters : this.minuteLimiters;
+    let limiter = byMax.get(check.max);
     if (!limiter) {
       limiter = new RateLimiterMemory({ points: check.max, duration: daily ? 86_400 : check.windowMs / 1000, keyPrefix: '' });
-      this.limiters.set(id, limiter);
+      byMax.set(check.max, limiter);
     }
     return limiter;
   }

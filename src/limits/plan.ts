@@ -1,9 +1,11 @@
 import type { Config, LimitSet } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
-import type { Check, LimitName } from './store.js';
+import type { Check, LimitName, LimitScope } from './store.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
+/** Projects whose checks are kept ready; past this the cache starts over (`team/*` admits any project name). */
+const MAX_CACHED_PROJECTS = 10_000;
 
 /** A limit of a LimitSet, in check order (requests, tokens, daily budget, in flight). */
 interface CompiledLimit {
@@ -37,6 +39,62 @@ class UtcDay {
   }
 }
 
+/** What varies per request: the tokens to reserve and where the UTC day stands. */
+interface RequestTerms {
+  readonly tokens: number;
+  readonly dayLabel: string;
+  readonly msToMidnight: number;
+}
+
+/**
+ * The checks of one scope (a principal's or a project's limits), with its keys and subject
+ * built once: only the token checks are new objects per request, since only they carry the
+ * request's tokens (and the daily one the time left in the day).
+ */
+class ScopePlan {
+  /** rpm and concurrency checks: the same for every request of this scope. */
+  private readonly fixed: ReadonlyMap<LimitName, Check>;
+  private readonly keys: ReadonlyMap<LimitName, string>;
+  private dailyKey = { dayLabel: '', key: '' };
+
+  constructor(
+    private readonly scope: LimitScope,
+    private readonly subject: string,
+    /** `<prefix>{team}:` then `<limit>:<id>` make a key. */
+    base: string,
+    id: string,
+    private readonly limits: readonly CompiledLimit[],
+  ) {
+    const keys = new Map<LimitName, string>();
+    const fixed = new Map<LimitName, Check>();
+    for (const { limit, max } of limits) {
+      const key = `${base}${limit}:${id}`;
+      keys.set(limit, key);
+      if (limit === 'rpm' || limit === 'concurrency') {
+        fixed.set(limit, Object.freeze({ scope, subject, limit, max, cost: 1, windowMs: limit === 'rpm' ? MINUTE_MS : 0, key }));
+      }
+    }
+    this.keys = keys;
+    this.fixed = fixed;
+  }
+
+  addTo(checks: Check[], terms: RequestTerms): void {
+    const { scope, subject } = this;
+    for (const { limit, max } of this.limits) {
+      const fixed = this.fixed.get(limit);
+      if (fixed) checks.push(fixed);
+      else if (limit === 'tpm') checks.push({ scope, subject, limit, max, cost: terms.tokens, windowMs: MINUTE_MS, key: this.keys.get(limit)! });
+      else checks.push({ scope, subject, limit, max, cost: terms.tokens, windowMs: terms.msToMidnight, key: this.dailyKeyFor(terms.dayLabel) });
+    }
+  }
+
+  /** The daily budget's key carries the UTC day, so it is rebuilt once a day. */
+  private dailyKeyFor(dayLabel: string): string {
+    if (this.dailyKey.dayLabel !== dayLabel) this.dailyKey = { dayLabel, key: `${this.keys.get('tokensPerDay')!}:${dayLabel}` };
+    return this.dailyKey.key;
+  }
+}
+
 /**
  * Turns a request into the list of checks it must pass, from limits prepared once from config.
  *
@@ -50,6 +108,14 @@ export class LimitPlan {
   private readonly teamDefaults = new Map<string, readonly CompiledLimit[]>();
   /** Principal limit sets come from config objects, so identity caching is bounded by config. */
   private readonly principalLimits = new WeakMap<LimitSet, readonly CompiledLimit[]>();
+  /**
+   * A static key is the same Principal object on every request, so its checks are built once;
+   * a JWT principal is new per request, and its plan goes with it.
+   */
+  private readonly principalPlans = new WeakMap<Principal, ScopePlan | null>();
+  /** team → project → plan (null: no project limit applies), looked up without building a name. */
+  private readonly projectPlans = new Map<string, Map<string, ScopePlan | null>>();
+  private cachedProjects = 0;
   private readonly day = new UtcDay();
 
   constructor(
@@ -67,36 +133,60 @@ export class LimitPlan {
 
   /** The checks for one request; empty when no limit applies (then nothing is asked of a store). */
   checksFor(principal: Principal, project: ProjectRef, estimatedTokens: number, now: number): Check[] {
-    const keyLimits = this.limitsOf(principal.limits);
-    const projectName = `${project.team}/${project.project}`;
-    const projectLimits = this.exactProjects.get(projectName) ?? this.teamDefaults.get(project.team);
+    const keyPlan = this.principalPlan(principal);
+    const projectPlan = this.projectPlan(principal, project);
     const checks: Check[] = [];
-    if (keyLimits.length === 0 && projectLimits === undefined) return checks;
-
-    // One hash tag per team: a principal only ever reaches its own team's projects (SPEC 6.2,
-    // answered 403 before this step), so all of a request's keys share one Cluster slot.
-    const base = `${this.keyPrefix}{${principal.team}}:`;
-    const tokens = Math.max(0, Math.ceil(estimatedTokens) || 0);
-    const dayLabel = this.day.labelFor(now);
-    const msToMidnight = DAY_MS - (now % DAY_MS);
-    const add = (limits: readonly CompiledLimit[], scope: Check['scope'], id: string, subject: string): void => {
-      for (const { limit, max } of limits) {
-        const daily = limit === 'tokensPerDay';
-        checks.push({
-          scope,
-          subject,
-          limit,
-          max,
-          cost: limit === 'tpm' || daily ? tokens : 1,
-          windowMs: limit === 'concurrency' ? 0 : daily ? msToMidnight : MINUTE_MS,
-          key: daily ? `${base}${limit}:${id}:${dayLabel}` : `${base}${limit}:${id}`,
-        });
-      }
+    if (keyPlan === null && projectPlan === null) return checks;
+    const terms: RequestTerms = {
+      tokens: Math.max(0, Math.ceil(estimatedTokens) || 0),
+      dayLabel: this.day.labelFor(now),
+      msToMidnight: DAY_MS - (now % DAY_MS),
     };
-    const principalLabel = principal.kind === 'key' ? `key ${principal.id}` : `subject ${principal.id}`;
-    add(keyLimits, 'key', `${principal.kind}:${principal.id}`, principalLabel);
-    if (projectLimits) add(projectLimits, 'project', `project:${projectName}`, `project ${projectName}`);
+    keyPlan?.addTo(checks, terms);
+    projectPlan?.addTo(checks, terms);
     return checks;
+  }
+
+  /**
+   * One hash tag per team: a principal only ever reaches its own team's projects (SPEC 6.2,
+   * answered 403 before this step), so all of a request's keys share one Cluster slot.
+   */
+  private baseFor(principal: Principal): string {
+    return `${this.keyPrefix}{${principal.team}}:`;
+  }
+
+  private principalPlan(principal: Principal): ScopePlan | null {
+    let plan = this.principalPlans.get(principal);
+    if (plan === undefined) {
+      const limits = this.limitsOf(principal.limits);
+      const subject = principal.kind === 'key' ? `key ${principal.id}` : `subject ${principal.id}`;
+      plan = limits.length === 0 ? null : new ScopePlan('key', subject, this.baseFor(principal), `${principal.kind}:${principal.id}`, limits);
+      this.principalPlans.set(principal, plan);
+    }
+    return plan;
+  }
+
+  private projectPlan(principal: Principal, project: ProjectRef): ScopePlan | null {
+    let plans = this.projectPlans.get(project.team);
+    let plan = plans?.get(project.project);
+    if (plan !== undefined) return plan;
+    const name = `${project.team}/${project.project}`;
+    const limits = this.exactProjects.get(name) ?? this.teamDefaults.get(project.team);
+    plan = limits === undefined ? null : new ScopePlan('project', `project ${name}`, this.baseFor(principal), `project:${name}`, limits);
+    // Keys carry the principal's team; one of another team is refused before the limits (403).
+    if (project.team !== principal.team) return plan;
+    if (this.cachedProjects >= MAX_CACHED_PROJECTS) {
+      this.projectPlans.clear();
+      this.cachedProjects = 0;
+    }
+    plans = this.projectPlans.get(project.team);
+    if (!plans) {
+      plans = new Map();
+      this.projectPlans.set(project.team, plans);
+    }
+    plans.set(project.project, plan);
+    this.cachedProjects += 1;
+    return plan;
   }
 
   private limitsOf(set: LimitSet): readonly CompiledLimit[] {

@@ -21,16 +21,28 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 `;
 
 /**
+ * Reads a space-separated list of numbers: the scripts take their per-check numbers as one
+ * argument, since a client pays per argument (ioredis flattens and measures each one).
+ */
+const NUMBERS = `
+local function numbers(list)
+  local out = {}
+  for n in string.gmatch(list, '%S+') do out[#out + 1] = tonumber(n) end
+  return out
+end
+`;
+
+/**
  * KEYS[i]: counter or lease set of check i.
- * ARGV[1]: lease member, ARGV[2]: lease TTL ms, then per check: max, cost, windowMs (0 = leases).
+ * ARGV[1]: lease member, ARGV[2]: lease TTL ms, ARGV[3]: per check, max cost windowMs (0 = leases).
  * Returns {admitted, used_1, reset_1, used_2, reset_2, ...}; used is after the charge if admitted.
  */
-export const ADMIT = `${NOW}
-local member, leaseTtl = ARGV[1], tonumber(ARGV[2])
+export const ADMIT = `${NOW}${NUMBERS}
+local member, leaseTtl, spec = ARGV[1], tonumber(ARGV[2]), numbers(ARGV[3])
 local used, reset, fresh = {}, {}, {}
 local admitted = 1
 for i = 1, #KEYS do
-  local max, cost, window = tonumber(ARGV[i * 3]), tonumber(ARGV[i * 3 + 1]), tonumber(ARGV[i * 3 + 2])
+  local max, cost, window = spec[i * 3 - 2], spec[i * 3 - 1], spec[i * 3]
   if window == 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
     used[i] = redis.call('ZCARD', KEYS[i])
@@ -48,7 +60,7 @@ for i = 1, #KEYS do
 end
 if admitted == 1 then
   for i = 1, #KEYS do
-    local cost, window = tonumber(ARGV[i * 3 + 1]), tonumber(ARGV[i * 3 + 2])
+    local cost, window = spec[i * 3 - 1], spec[i * 3]
     if window == 0 then
       redis.call('ZADD', KEYS[i], now + leaseTtl, member)
       redis.call('PEXPIRE', KEYS[i], leaseTtl)
@@ -70,15 +82,15 @@ return out
 
 /**
  * Settles a finished request. KEYS: the counters to adjust, then the lease sets to leave.
- * ARGV[1]: lease member, ARGV[2]: number of counters, then per counter: delta, ms left in the
- * request's window. A refund to a counter that is gone (its window ended, Redis restarted) is
- * dropped: refunding into a new window would grant quota never reserved there. A charge to a
- * missing counter creates it for the rest of the window.
+ * ARGV[1]: lease member, ARGV[2]: number of counters, ARGV[3]: per counter, delta and ms left in
+ * the request's window. A refund to a counter that is gone (its window ended, Redis restarted)
+ * is dropped: refunding into a new window would grant quota never reserved there. A charge to
+ * a missing counter creates it for the rest of the window.
  */
-export const SETTLE = `
-local member, counters = ARGV[1], tonumber(ARGV[2])
+export const SETTLE = `${NUMBERS}
+local member, counters, spec = ARGV[1], tonumber(ARGV[2]), numbers(ARGV[3] or '')
 for i = 1, counters do
-  local delta, left = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
+  local delta, left = spec[2 * i - 1], spec[2 * i]
   if redis.call('EXISTS', KEYS[i]) == 1 then
     if redis.call('INCRBY', KEYS[i], delta) < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
   elseif delta > 0 then

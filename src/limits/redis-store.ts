@@ -76,9 +76,12 @@ export class RedisStore implements LimitStore {
   async acquire(checks: readonly Check[], leaseId: string): Promise<Outcome> {
     if (!this.connected()) throw new StoreUnavailableError(`redis is ${this.connection.status}`);
     const args: ScriptArg[] = [checks.length];
-    for (const check of checks) args.push(check.key);
-    args.push(leaseId, this.options.leaseTtlMs);
-    for (const check of checks) args.push(check.max, check.cost, check.windowMs);
+    let spec = '';
+    for (const check of checks) {
+      args.push(check.key);
+      spec += `${check.max} ${check.cost} ${check.windowMs} `;
+    }
+    args.push(leaseId, this.options.leaseTtlMs, spec);
     const reply = await this.deadline.watch(this.scripts.tollgateAdmit(...(args as [number, ...ScriptArg[]])));
     const used = new Array<number>(checks.length);
     const resetMs = new Array<number>(checks.length);
@@ -93,7 +96,7 @@ export class RedisStore implements LimitStore {
 
   async settle(checks: readonly Check[], deltas: readonly number[], leftMs: readonly number[], leaseId: string): Promise<void> {
     const counterKeys: string[] = [];
-    const counterArgs: number[] = [];
+    let counterSpec = '';
     const leaseKeys: string[] = [];
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
@@ -102,13 +105,13 @@ export class RedisStore implements LimitStore {
         this.leases.get(check.key)?.delete(leaseId);
       } else if (deltas[i] !== 0) {
         counterKeys.push(check.key);
-        counterArgs.push(deltas[i]!, Math.max(1, Math.round(leftMs[i]!)));
+        counterSpec += `${deltas[i]!} ${Math.max(1, Math.round(leftMs[i]!))} `;
       }
     }
     if (counterKeys.length + leaseKeys.length === 0) return;
     if (!this.connected()) throw new StoreUnavailableError(`redis is ${this.connection.status}`);
     const keys = counterKeys.concat(leaseKeys);
-    await this.deadline.watch(this.scripts.tollgateSettle(keys.length, ...keys, leaseId, counterKeys.length, ...counterArgs));
+    await this.deadline.watch(this.scripts.tollgateSettle(keys.length, ...keys, leaseId, counterKeys.length, counterSpec));
   }
 
   async close(): Promise<void> {

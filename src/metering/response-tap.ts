@@ -62,7 +62,9 @@ class JsonTap implements ResponseTap {
     const chunks = this.chunks;
     this.chunks = null;
     if (chunks === null || chunks.length === 0) return NOTHING;
-    const reply = parseJsonOrUndefined(Buffer.concat(chunks, this.bytes).toString('utf8'));
+    // Most replies arrive in one chunk: decode it in place rather than concat a copy first.
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.bytes);
+    const reply = parseJsonOrUndefined(body.toString('utf8'));
     if (typeof reply !== 'object' || reply === null) return NOTHING;
     return { tail: null, usage: readUsage((reply as Record<string, unknown>).usage), model: readModel(reply) };
   }

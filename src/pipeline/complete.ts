@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/index.js';
+import type { Metrics, TeamProject } from '../observability/index.js';
 import { utcDay, type UsageStore } from '../metering/index.js';
 import type { Exchange } from './exchange.js';
 
@@ -7,6 +7,52 @@ export interface CompletionDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly usageStore: UsageStore;
+}
+
+const DAY_MS = 86_400_000;
+let cachedDayNumber = -1;
+let cachedDay = '';
+
+/** utcDay() of now, formatted once per UTC day rather than per request. */
+function today(): string {
+  const now = Date.now();
+  const dayNumber = Math.floor(now / DAY_MS);
+  if (dayNumber !== cachedDayNumber) {
+    cachedDayNumber = dayNumber;
+    cachedDay = utcDay(now);
+  }
+  return cachedDay;
+}
+
+type TokenChildren = Readonly<Record<'prompt' | 'completion', { inc(value?: number): void }>>;
+
+/**
+ * The `tollgate_tokens_total` children of a team/project and model label, bound once: a
+ * labelled inc() validates and hashes its label object on every call. Bounded by the
+ * metrics' own label guards (teamProject() hands out one shared object per pair).
+ */
+const tokenChildren = new WeakMap<Metrics, WeakMap<TeamProject, Map<string, TokenChildren>>>();
+
+function tokenCountersFor(metrics: Metrics, labels: TeamProject, model: string): TokenChildren {
+  let byPair = tokenChildren.get(metrics);
+  if (!byPair) {
+    byPair = new WeakMap();
+    tokenChildren.set(metrics, byPair);
+  }
+  let byModel = byPair.get(labels);
+  if (!byModel) {
+    byModel = new Map();
+    byPair.set(labels, byModel);
+  }
+  let children = byModel.get(model);
+  if (!children) {
+    children = {
+      prompt: metrics.tokens.labels({ ...labels, model, type: 'prompt' }),
+      completion: metrics.tokens.labels({ ...labels, model, type: 'completion' }),
+    };
+    byModel.set(model, children);
+  }
+  return children;
 }
 
 /**
@@ -36,7 +82,7 @@ function meterExchange(exchange: Exchange, deps: CompletionDeps): void {
   if (!principal || !project || route.kind === 'health') return;
   const model = route.kind === 'chat' ? exchange.model ?? exchange.usageModel ?? 'unknown' : `${exchange.method} ${route.template}`;
   deps.usageStore.record({
-    day: utcDay(),
+    day: today(),
     team: project.team,
     project: project.project,
     model,
@@ -48,9 +94,9 @@ function meterExchange(exchange: Exchange, deps: CompletionDeps): void {
   });
   const labels = metrics.teamProject(project.team, project.project);
   if (usage) {
-    const modelLabel = metrics.modelLabel(model);
-    metrics.tokens.inc({ ...labels, model: modelLabel, type: 'prompt' }, usage.prompt_tokens);
-    metrics.tokens.inc({ ...labels, model: modelLabel, type: 'completion' }, usage.completion_tokens);
+    const counters = tokenCountersFor(metrics, labels, metrics.modelLabel(model));
+    counters.prompt.inc(usage.prompt_tokens);
+    counters.completion.inc(usage.completion_tokens);
   }
   if (route.trainingJobKind && exchange.method === 'POST' && exchange.status >= 200 && exchange.status < 300) {
     metrics.trainingJobsCreated.inc({ ...labels, kind: route.trainingJobKind });

@@ -1,5 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Stream } from 'node:stream';
 import { AuthFailure, type Authenticator } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { asGatewayError, writeError } from '../errors.js';
@@ -12,9 +12,10 @@ import { PROJECT_FORBIDDEN, resolveProject } from '../projects/index.js';
 import {
   assertDeclaredLength,
   BodyLimitCounter,
+  BufferedBody,
+  forwardableHeaders,
   readBody,
   relayResponse,
-  stripHopByHop,
   type RouteSpec,
   type Upstream,
   type UpstreamName,
@@ -22,6 +23,7 @@ import {
 import { renderValidationBody, validateChatBody } from '../validation/index.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange } from './exchange.js';
+import { RouteMetricsCache } from './route-metrics.js';
 import { estimateChatTokens } from './token-estimate.js';
 
 export interface PipelineDeps extends CompletionDeps {
@@ -36,7 +38,7 @@ export interface PipelineDeps extends CompletionDeps {
 
 /** What the request carries upstream once the gateway has looked at its body. */
 interface PreparedBody {
-  readonly stream: Readable | undefined;
+  readonly stream: Stream | undefined;
   readonly tap: (upstreamResponse: IncomingMessage) => ResponseTap | undefined;
 }
 
@@ -57,6 +59,10 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const { config, metrics } = deps;
   const projectHeader = config.metering.projectHeader.toLowerCase();
   const limitedKinds = new Set(['chat', 'models', 'preview']);
+  /** Behind no trusted proxy, X-Forwarded-* from the client are dropped: the gateway sets its own. */
+  const untrustedHeaders: ReadonlySet<string> = new Set(
+    config.server.trustProxy ? [] : ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port'],
+  );
 
   const prepareChatBody = async (req: IncomingMessage, res: ServerResponse, exchange: Exchange): Promise<PreparedBody | null> => {
     const raw = await readBody(req, config.server.bodyLimit);
@@ -64,7 +70,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     if (!validation.ok) {
       exchange.metrics.validationFailures.inc();
       const body = renderValidationBody(validation.detail);
-      res.writeHead(422, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.writeHead(422, { 'x-request-id': exchange.id, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
       return null;
     }
@@ -73,13 +79,11 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     const { bytes, forced } = config.metering.forceStreamUsage ? forceStreamUsage(raw, validation.body) : { bytes: raw, forced: false };
     // Usage is read from the response body: it must arrive uncompressed to be metered.
     req.headers['accept-encoding'] = 'identity';
-    // The parser consumed the client's stream: re-send the original bytes with their exact length.
+    // The parser consumed the client's stream: re-send the original bytes with their exact length
+    // (a chunked request's transfer-encoding, hop-by-hop, is dropped in forward()).
     req.headers['content-length'] = String(bytes.length);
-    delete req.headers['transfer-encoding'];
-    const stream = new PassThrough();
-    stream.end(bytes);
     return {
-      stream,
+      stream: new BufferedBody(bytes),
       tap: (upstreamResponse) =>
         createResponseTap(upstreamResponse.headers['content-type'], { dropUsageChunk: forced, contentEncoding: upstreamResponse.headers['content-encoding'] }),
     };
@@ -101,6 +105,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     const error = asGatewayError(err);
     if (error.status === 500) deps.logger.error({ requestId: exchange.id, err }, 'unhandled error');
     exchange.errorCode = error.code;
+    if (!exchange.res.headersSent) exchange.res.setHeader('x-request-id', exchange.id);
     // An admitted request that fails later (502/504/413) still tells the client where its limits stand.
     if (exchange.admission && !exchange.res.headersSent) {
       for (const [name, value] of Object.entries(exchange.admission.headers)) exchange.res.setHeader(name, value);
@@ -113,13 +118,8 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const forward = (req: IncomingMessage, exchange: Exchange, body: PreparedBody, ownHeaders: OutgoingHttpHeaders): void => {
     const { route, res } = exchange;
     const upstream = deps.upstreams[route.upstream];
-    stripHopByHop(req.headers);
-    if (!config.server.trustProxy) {
-      delete req.headers['x-forwarded-for'];
-      delete req.headers['x-forwarded-proto'];
-      delete req.headers['x-forwarded-host'];
-      delete req.headers['x-forwarded-port'];
-    }
+    // http-proxy-3 sends req.headers (adding X-Forwarded-* after the client's trusted ones).
+    req.headers = forwardableHeaders(req.headers, untrustedHeaders);
     req.headers['x-request-id'] = exchange.id;
     exchange.sentAt = performance.now();
     const routeMetrics = exchange.metrics;
@@ -170,15 +170,17 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     forward(req, exchange, body, ownHeaders);
   };
 
+  const routeMetrics = new RouteMetricsCache(metrics);
   let open = 0;
   let idleWaiters: Array<() => void> = [];
   return {
     handle(req, res, route) {
       const method = req.method ?? 'GET';
-      const routeMetrics = metrics.forRoute({ route: route.template, method, upstream: route.upstream });
-      const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res, routeMetrics);
-      res.setHeader('x-request-id', exchange.id);
-      routeMetrics.inflight.inc();
+      const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res, routeMetrics.of(route, method));
+      // x-request-id goes out with whichever response this is (relayed, 422 or error), not by an
+      // early setHeader(): a response with no headers set yet is written from one object by Node,
+      // without building its per-header table first.
+      exchange.metrics.inflight.inc();
       open += 1;
       res.once('close', () => {
         completeExchange(exchange, deps);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { Transform, type TransformCallback } from 'node:stream';
+import { Stream, Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../errors.js';
 
 export function tooLarge(limit: number): GatewayError {
@@ -79,4 +79,21 @@ export class BodyLimitCounter extends Transform {
 export function assertDeclaredLength(req: IncomingMessage, limit: number): void {
   const declared = declaredLength(req);
   if (declared !== undefined && declared > limit) throw tooLarge(limit);
+}
+
+/**
+ * A body the gateway has already read (a chat request), as the stream http-proxy-3 takes in
+ * `buffer`. The library only pipe()s that stream into the upstream request, so this writes
+ * the bytes in one call and ends it: the same bytes as a PassThrough, without the stream
+ * machinery (state, buffering, listeners, extra ticks) on every request.
+ */
+export class BufferedBody extends Stream {
+  constructor(readonly bytes: Buffer) {
+    super();
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(destination: T): T {
+    destination.end(this.bytes);
+    return destination;
+  }
 }

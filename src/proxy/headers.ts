@@ -13,19 +13,33 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-function connectionTokens(value: string | string[] | undefined): string[] {
-  if (value === undefined) return [];
+const NO_TOKENS: readonly string[] = [];
+
+function connectionTokens(value: string | string[] | undefined): readonly string[] {
+  if (value === undefined) return NO_TOKENS;
   const text = Array.isArray(value) ? value.join(',') : value;
+  // What nearly every client and server sends; it names only a header dropped anyway.
+  if (text === 'keep-alive') return NO_TOKENS;
   return text
     .split(',')
     .map((t) => t.trim().toLowerCase())
     .filter(Boolean);
 }
 
-/** Removes hop-by-hop headers (and any the Connection header names) in place. */
-export function stripHopByHop(headers: IncomingHttpHeaders): void {
-  for (const token of connectionTokens(headers.connection)) delete headers[token];
-  for (const name of HOP_BY_HOP) delete headers[name];
+/**
+ * The request headers to send upstream: a copy of `headers` without hop-by-hop headers, any
+ * the Connection header names, and `alsoDrop`. A copy rather than `delete`s: deleting a
+ * header the client sent (`connection: keep-alive`, nearly always) turns the object into a
+ * slow dictionary-mode object, which http-proxy-3 then copies again for every request.
+ */
+export function forwardableHeaders(headers: IncomingHttpHeaders, alsoDrop: ReadonlySet<string>): IncomingHttpHeaders {
+  const named = connectionTokens(headers.connection);
+  const out: IncomingHttpHeaders = {};
+  for (const name in headers) {
+    if (HOP_BY_HOP.has(name) || alsoDrop.has(name) || named.includes(name)) continue;
+    out[name] = headers[name];
+  }
+  return out;
 }
 
 /** The upstream response headers a client should see: everything but hop-by-hop ones. */

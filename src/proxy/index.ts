@@ -1,5 +1,5 @@
 export { createRouteTable, assertSafePath, ROUTES, type RouteSpec, type RouteMatch, type RouteKind, type RouteTable, type UpstreamName } from './routes.js';
 export { createUpstream, type Upstream, type UpstreamErrorKind, type ForwardHandlers, type ForwardHandle } from './upstream.js';
 export { relayResponse, type BodyTap, type RelayOutcome } from './relay.js';
-export { readBody, BodyLimitCounter, assertDeclaredLength } from './body.js';
-export { stripHopByHop } from './headers.js';
+export { readBody, BodyLimitCounter, BufferedBody, assertDeclaredLength } from './body.js';
+export { forwardableHeaders } from './headers.js';

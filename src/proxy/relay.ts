@@ -43,22 +43,23 @@ export function relayResponse<R extends { tail: Buffer | null }>(
     return tapResult;
   };
 
+  const resume = (): void => void upstream.resume();
   upstream.on('data', (chunk: Buffer) => {
     const out = tap ? tap.write(chunk) : chunk;
-    if (out.length > 0 && !res.write(out)) upstream.pause();
+    if (out.length > 0 && !res.write(out)) {
+      // Paused, no more 'data' until the drain: one listener at a time, only when needed.
+      upstream.pause();
+      res.once('drain', resume);
+    }
   });
-  res.on('drain', () => upstream.resume());
   upstream.on('end', () => {
     const tail = finish(true)?.tail;
     if (tail) res.end(tail);
     else res.end();
   });
   // Upstream broke off mid-body: the client must see a truncated response, not a clean end.
+  // (Node emits 'aborted' and then this 'error' for a response cut short; 'error' covers both.)
   upstream.on('error', () => {
-    res.destroy();
-    finish(false);
-  });
-  upstream.on('aborted', () => {
     res.destroy();
     finish(false);
   });
