@@ -13,7 +13,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetricsEndpoint } from './observability/metrics-endpoint.js';
 import { createV1Handler } from './pipeline/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
-import { assertSafePath, createRouteTable, createUpstream, type Upstream, type UpstreamName } from './proxy/index.js';
+import { createRouteTable, createUpstream, resolveRoute, type Upstream, type UpstreamName } from './proxy/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
 const STORE_CONNECT_WAIT_MS = 3000;
@@ -110,18 +110,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   for (const path of ['/healthz', '/readyz', '/admin/usage', ...(config.metrics.port === null ? [config.metrics.path] : [])]) onlyGet(path);
 
   const routeV1 = (req: IncomingMessage, res: ServerResponse): void => {
-    const url = req.url ?? '/';
-    const queryStart = url.indexOf('?');
-    const path = queryStart === -1 ? url : url.slice(0, queryStart);
-    assertSafePath(path);
-    const match = routes.match(path, req.method ?? 'GET');
-    if (!match) throw new GatewayError(404, 'not_found', `No route for ${req.method} ${path}.`);
-    if (!match.methodAllowed) {
-      throw new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${match.route.template}; use ${match.route.methods.join(', ')}.`, {
-        allow: match.route.methods.join(', '),
-      });
-    }
-    v1.handle(req, res, match.route);
+    v1.handle(req, res, resolveRoute(routes, req.method ?? 'GET', req.url ?? '/'));
   };
   // Paths outside the route table (and outside /v1) get the same 400/404/405 answers.
   app.use(((req, res) => routeV1(req, res)) satisfies RequestHandler);
@@ -176,7 +165,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     },
     async close() {
       // Usage waiting for a Redis that is down must not hold shutdown past the grace period.
-      await Promise.race([usageStore.flush().catch(() => undefined), delay(config.server.shutdownGraceMs)]);
+      const grace = new AbortController();
+      await Promise.race([
+        usageStore.flush().catch(() => undefined),
+        delay(config.server.shutdownGraceMs, undefined, { signal: grace.signal }).catch(() => undefined),
+      ]);
+      grace.abort();
       await Promise.allSettled([usageStore.close(), limiter.close()]);
       for (const upstream of Object.values(upstreams)) upstream.close();
     },

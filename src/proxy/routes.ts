@@ -67,6 +67,23 @@ export function createRouteTable(routes: readonly RouteSpec[] = ROUTES): RouteTa
   };
 }
 
+/**
+ * The route a request URL addresses, or the 400 (unsafe path), 404 (no route) or 405 (with
+ * `Allow`) to answer instead. Nothing is forwarded for a request this throws on.
+ */
+export function resolveRoute(table: RouteTable, method: string, url: string): RouteSpec {
+  const queryStart = url.indexOf('?');
+  const path = queryStart === -1 ? url : url.slice(0, queryStart);
+  assertSafePath(path);
+  const match = table.match(path, method);
+  if (!match) throw new GatewayError(404, 'not_found', `No route for ${method} ${path}.`);
+  if (!match.methodAllowed) {
+    const allowed = match.route.methods.join(', ');
+    throw new GatewayError(405, 'method_not_allowed', `${method} is not allowed on ${match.route.template}; use ${allowed}.`, { allow: allowed });
+  }
+  return match.route;
+}
+
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
 
