@@ -5,17 +5,19 @@ import { ConfigError, loadConfig } from './config/index.js';
 /** Start and stop only: load config, build the gateway, listen, drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const configPath = process.env.TOLLGATE_CONFIG ?? 'config/default.yaml';
-  let config;
+  let gateway;
   try {
-    config = loadConfig(configPath);
+    gateway = await createGateway(loadConfig(configPath));
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`tollgate: ${err.message}\n`);
+      // Load errors name the file already; errors found while building (a bad PEM key) do not.
+      const message = err.message.startsWith(`${configPath}: `) ? err.message : `${configPath}: ${err.message}`;
+      process.stderr.write(`tollgate: ${message}\n`);
       process.exit(1);
     }
     throw err;
   }
-  const gateway = await createGateway(config);
+  const { config } = gateway;
   const { logger } = gateway;
 
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, gateway.handleRequest);

@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, errors as joseErrors, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type CryptoKey } from 'jose';
-import type { JwtConfig } from '../config/index.js';
+import { ConfigError, type JwtConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { Principal } from './principal.js';
 import { AuthFailure } from './failure.js';
@@ -17,7 +17,11 @@ async function buildKeySource(config: JwtConfig): Promise<KeySource> {
   if (config.secret !== undefined) return new TextEncoder().encode(config.secret);
   if (config.publicKey !== undefined) {
     const alg = config.algorithms?.[0] ?? 'RS256';
-    return importSPKI(config.publicKey, alg);
+    try {
+      return await importSPKI(config.publicKey, alg);
+    } catch (err) {
+      throw new ConfigError(`auth.jwt.publicKey: not a PEM public key usable with ${alg} (${(err as Error).message})`);
+    }
   }
   return createRemoteJWKSet(new URL(config.jwksUrl!), {
     cacheMaxAge: config.jwksCacheMaxAgeMs,

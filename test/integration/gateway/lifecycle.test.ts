@@ -34,6 +34,13 @@ describe('start-up', () => {
     expect(proc.output()).toBe(`tollgate: ${path}: ${message}\n`);
   });
 
+  it('exits 1 naming auth.jwt.publicKey when it is not a PEM key', async () => {
+    const path = writeTempConfig('upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nauth: {jwt: {publicKey: "not a key", algorithms: [RS256]}}\n');
+    const proc = startGatewayProcess({ TOLLGATE_CONFIG: path, PORT: String(await freePort()) });
+    expect(await proc.exited()).toBe(1);
+    expect(proc.output()).toMatch(new RegExp(`^tollgate: ${path}: auth\\.jwt\\.publicKey: not a PEM public key usable with RS256 \\(.+\\)\\n$`));
+  });
+
   it('exits 1 naming a missing config file', async () => {
     const proc = startGatewayProcess({ TOLLGATE_CONFIG: '/nonexistent/tollgate.yaml' });
     expect(await proc.exited()).toBe(1);
