@@ -5,10 +5,12 @@ import { startTrainingService, type FakeUpstream } from '../../fixtures/training
 import { freePort } from '../../helpers/ports.js';
 import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { startRedisCluster } from '../../helpers/redis-cluster.js';
 import { eventually } from '../../helpers/wait.js';
 
 /**
- * SPEC 6.3: N gateway processes sharing one Redis admit exactly the limit between them.
+ * SPEC 6.3: N gateway processes sharing one Redis (or one Redis Cluster) admit exactly the
+ * limit between them.
  * Three real child processes (not three apps in one process), 300 concurrent requests.
  */
 const KEYS = { rpm: 'tg-multi-rpm', concurrency: 'tg-multi-conc', tpm: 'tg-multi-tpm' } as const;
@@ -24,21 +26,36 @@ auth:
     - { id: rpm-key, sha256: "${digest(KEYS.rpm)}", team: team-m, limits: { rpm: 100 } }
     - { id: conc-key, sha256: "${digest(KEYS.concurrency)}", team: team-m, limits: { concurrency: 10 } }
     - { id: tpm-key, sha256: "${digest(KEYS.tpm)}", team: team-m, limits: { tpm: 1000 } }
-redis: { url: "\${REDIS_URL}" }
 logging: { level: warn }
 `;
 
-describe('limits across three gateway processes sharing one Redis', () => {
-  let redis: TestRedis;
+/** The shared store: one redis-server, or a 3-master Redis Cluster (SPEC 6.3: both must hold). */
+interface SharedStore {
+  readonly yaml: string;
+  stop(): Promise<void>;
+}
+const STORES: Record<string, () => Promise<SharedStore>> = {
+  'one Redis': async () => {
+    const redis: TestRedis = await startRedis();
+    return { yaml: `redis: { url: "${redis.url}" }\n`, stop: () => redis.stop() };
+  },
+  'a 3-master Redis Cluster': async () => {
+    const cluster = await startRedisCluster();
+    return { yaml: `redis: { cluster: ${JSON.stringify(cluster.nodes)} }\n`, stop: () => cluster.stop() };
+  },
+};
+
+describe.each(Object.keys(STORES))('limits across three gateway processes sharing %s', (storeName) => {
+  let store: SharedStore;
   let service: FakeUpstream;
   let inference: FakeUpstream;
   const gateways: Array<{ proc: GatewayProcess; url: string }> = [];
 
   beforeAll(async () => {
-    redis = await startRedis();
+    store = await STORES[storeName]!();
     service = await startTrainingService();
     inference = await startInferenceHost();
-    const configPath = writeTempConfig(configYaml);
+    const configPath = writeTempConfig(configYaml + store.yaml);
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
       const proc = startGatewayProcess({
@@ -46,7 +63,6 @@ describe('limits across three gateway processes sharing one Redis', () => {
         PORT: String(port),
         SERVICE_URL: service.url,
         INFERENCE_URL: inference.url,
-        REDIS_URL: redis.url,
         LOG_LEVEL: 'info',
       });
       gateways.push({ proc, url: `http://127.0.0.1:${port}` });
@@ -60,7 +76,7 @@ describe('limits across three gateway processes sharing one Redis', () => {
     for (const g of gateways) g.proc.kill();
     await Promise.all(gateways.map((g) => g.proc.exited()));
     await Promise.all([service.close(), inference.close()]);
-    await redis.stop();
+    await store.stop();
   });
 
   /** Sends `count` requests at once, round-robin over the instances; returns the statuses. */
