@@ -11,6 +11,7 @@ import { createUsageStore, type UsageStore } from './metering/index.js';
 import { createMetrics, type Metrics } from './observability/index.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetricsEndpoint } from './observability/metrics-endpoint.js';
+import { requestIdFor } from './observability/request-id.js';
 import { createV1Handler } from './pipeline/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { createRouteTable, createUpstream, resolveRoute, type Upstream, type UpstreamName } from './proxy/index.js';
@@ -84,7 +85,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', config.server.trustProxy);
-  app.use(((_req, res, next) => {
+  app.use(((req, res, next) => {
+    // Every response carries a request id, not only proxied ones (clients log it on errors).
+    res.setHeader('x-request-id', requestIdFor(req.headers['x-request-id']));
     if (draining) res.setHeader('connection', 'close');
     next();
   }) satisfies RequestHandler);
@@ -145,6 +148,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     try {
       routeV1(req, res);
     } catch (err) {
+      res.setHeader('x-request-id', requestIdFor(req.headers['x-request-id']));
       writeError(res, asGatewayError(err));
     }
   };

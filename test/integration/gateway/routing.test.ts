@@ -67,6 +67,7 @@ describe('routing and proxying', () => {
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: { message: 'No route for GET /v1/fine_tuning/jobs.', type: 'not_found_error', param: null, code: 'not_found' } });
     expect(stack.service.requests.length + stack.inference.requests.length).toBe(before);
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('answers 405 with Allow for a wrong method on a known path', async () => {
@@ -196,6 +197,7 @@ describe('gateway-owned endpoints', () => {
     const health = await request(stack.gw.url).get('/healthz');
     expect(health.status).toBe(200);
     expect(health.body).toEqual({ status: 'ok' });
+    expect(health.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const ready = await request(stack.gw.url).get('/readyz');
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({ status: 'ready', store: 'connected' });
