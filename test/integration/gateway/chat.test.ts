@@ -1,10 +1,11 @@
 import { once } from 'node:events';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { streamEvents } from '../../fixtures/training-service.js';
+import { openHeldChat } from '../../helpers/raw-http.js';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 const auth = { authorization: bearer(KEYS.teamA) };
@@ -88,16 +89,7 @@ describe('chat completions', () => {
 
   it('relays an SSE stream chunk by chunk, before the upstream has finished', async () => {
     const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'count' }], stream: true, stream_options: { include_usage: true } });
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port: stack.gw.port,
-      path: '/v1/chat/completions',
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json', 'x-fixture-mode': 'stream-hold' },
-    });
-    req.end(body);
-    const held = await stack.service.nextHeld();
-    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    const { res, held } = await openHeldChat(stack.gw.port, auth, body, stack.service);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     const [first] = (await once(res, 'data')) as [Buffer];

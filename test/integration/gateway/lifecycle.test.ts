@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
@@ -10,6 +9,7 @@ import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { freePort } from '../../helpers/ports.js';
 import { KEY_ENTRIES, KEYS, bearer } from '../../helpers/keys.js';
 import { startGatewayProcess, writeTempConfig } from '../../helpers/process.js';
+import { openHeldChat } from '../../helpers/raw-http.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -102,16 +102,7 @@ describe('graceful shutdown on SIGTERM', () => {
       INFERENCE_URL: inference.url,
     });
     await proc.waitFor('tollgate listening');
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      path: '/v1/chat/completions',
-      method: 'POST',
-      headers: { authorization: bearer(KEYS.teamA), 'content-type': 'application/json', 'x-fixture-mode': 'stream-hold' },
-    });
-    req.end(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }));
-    const held = await service.nextHeld();
-    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    const { res, held } = await openHeldChat(port, { authorization: bearer(KEYS.teamA) }, JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }), service);
     let body = '';
     res.on('data', (c: Buffer) => (body += c.toString()));
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, startStack, testConfig } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { freePort } from '../../helpers/ports.js';
+import { openHeldChat, postChunked } from '../../helpers/raw-http.js';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 const auth = { authorization: bearer(KEYS.teamA) };
@@ -79,17 +80,7 @@ describe('upstream failures', () => {
   });
 
   it('aborts the upstream request when the client disconnects mid-stream', async () => {
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port: stack.gw.port,
-      path: '/v1/chat/completions',
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json', 'x-fixture-mode': 'stream-hold' },
-    });
-    req.on('error', () => undefined);
-    req.end(chat(true));
-    const held = await stack.service.nextHeld();
-    const [res] = (await once(req, 'response')) as [import('node:http').IncomingMessage];
+    const { req, res, held } = await openHeldChat(stack.gw.port, auth, chat(true), stack.service);
     await once(res, 'data');
     const upstreamClosed = once(held.res, 'close');
     req.destroy();
@@ -129,36 +120,13 @@ describe('body limits', () => {
   });
 
   it('answers 413 when a chunked preview body grows past streamBodyLimit', async () => {
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(
-        { host: '127.0.0.1', port: stack.gw.port, path: '/v1/preview/models/m1/log', method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.write('x'.repeat(3000));
-      req.write('x'.repeat(3000));
-      req.end();
-    });
+    const status = await postChunked(stack.gw.port, '/v1/preview/models/m1/log', { ...auth, 'content-type': 'application/json' }, ['x'.repeat(3000), 'x'.repeat(3000)]);
     expect(status).toBe(413);
   });
 
   it('streams a chunked preview body under the limit through intact', async () => {
     const parts = ['{"split":"train",', '"trajectory_groups":[]}'];
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(
-        { host: '127.0.0.1', port: stack.gw.port, path: '/v1/preview/models/m1/log', method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      for (const part of parts) req.write(part);
-      req.end();
-    });
+    const status = await postChunked(stack.gw.port, '/v1/preview/models/m1/log', { ...auth, 'content-type': 'application/json' }, parts);
     expect(status).toBe(200);
     expect(stack.service.last.body.toString()).toBe(parts.join(''));
   });

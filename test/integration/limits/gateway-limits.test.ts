@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../helpers/gateway.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { openHeldChat } from '../../helpers/raw-http.js';
 
 /**
  * SPEC 6.3 through HTTP: what a client of a limited route sees (headers, 429 bodies, the
@@ -68,17 +68,7 @@ for (const store of ['memory', 'redis'] as const) {
 
     it('gives back the reservation of a stream the client aborted', async () => {
       await stack.gw.gateway.settled();
-      const req = httpRequest({
-        host: '127.0.0.1',
-        port: stack.gw.port,
-        path: '/v1/chat/completions',
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'x-fixture-mode': 'stream-hold' },
-      });
-      req.on('error', () => undefined);
-      req.end(chatBody({ stream: true }));
-      const held = await stack.service.nextHeld();
-      const [res] = (await once(req, 'response')) as [IncomingMessage];
+      const { req, res, held } = await openHeldChat(stack.gw.port, { authorization: `Bearer ${KEY}` }, chatBody({ stream: true }), stack.service);
       // Headers are on streamed responses too: 1000 - 2 x 17 used - 100 reserved.
       expect(res.headers['x-ratelimit-remaining-tokens']).toBe('866');
       const closed = once(held.res, 'close');
