@@ -134,8 +134,16 @@ export const configSchema = z
       .prefault({}),
     redis: z
       .object({
-        url: z.string().nullish().transform((v) => v ?? ''),
-        cluster: z.array(z.string().min(1)).nullish().transform((v) => v ?? undefined),
+        url: z
+          .string()
+          .regex(/^(rediss?:\/\/.+)?$/, 'must be empty (in-memory store) or a redis:// or rediss:// URL')
+          .nullish()
+          .transform((v) => v ?? ''),
+        cluster: z
+          .array(z.string().regex(/^(rediss?:\/\/([^@\s]*@)?)?[^\s/:@]+:\d+$/, 'must be a node address: redis://[user:pass@]host:port or host:port'))
+          .nullish()
+          // One form for every consumer: bare host:port nodes become redis:// URLs.
+          .transform((v) => v?.map((node) => (node.includes('://') ? node : `redis://${node}`)) ?? undefined),
         keyPrefix: z.string().default('tollgate:'),
         commandTimeoutMs: positiveInt.default(100),
       })

@@ -57,9 +57,16 @@ describe('parseConfig', () => {
     ['an unknown section', `${minimal}ratelimits: {}`, 'config: (root): unknown key(s) "ratelimits"'],
     ['invalid YAML', 'server: [1, 2', 'config: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
     ['two sources of JWT keys', `${minimal}auth: {jwt: {secret: s, jwksUrl: "https://idp/jwks"}}`, 'config: auth.jwt: set exactly one of jwksUrl, secret or publicKey'],
+    ['a Redis URL that is not one', `${minimal}redis: {url: "localhost:6379"}`, 'config: redis.url: must be empty (in-memory store) or a redis:// or rediss:// URL'],
+    ['a cluster node that is not an address', `${minimal}redis: {cluster: ["redis://a:1", "b"]}`, 'config: redis.cluster[1]: must be a node address: redis://[user:pass@]host:port or host:port'],
     ['a duplicate key id', `${minimal}auth: {keys: [{id: k, sha256: "${'a'.repeat(64)}", team: t}, {id: k, sha256: "${'b'.repeat(64)}", team: t}]}`, 'config: auth.keys[1].id: duplicate key id "k"'],
   ])('rejects %s with one line naming the key path', (_name, yaml, message) => {
     expect(() => parseConfig(yaml, {})).toThrow(new ConfigError(message));
+  });
+
+  it('accepts cluster nodes with credentials or as bare host:port', () => {
+    const config = parseConfig(`${minimal}redis: {cluster: ["redis://:s3cret@10.0.0.1:7000", "10.0.0.2:7000", "rediss://u:p@r3:7001"]}`, {});
+    expect(config.redis.cluster).toEqual(['redis://:s3cret@10.0.0.1:7000', 'redis://10.0.0.2:7000', 'rediss://u:p@r3:7001']);
   });
 
   it('loads config/default.yaml and config/example.yaml', () => {
