@@ -105,7 +105,12 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     const error = asGatewayError(err);
     if (error.status === 500) deps.logger.error({ requestId: exchange.id, err }, 'unhandled error');
     exchange.errorCode = error.code;
-    if (!exchange.res.headersSent) exchange.res.setHeader('x-request-id', exchange.id);
+    if (!exchange.res.headersSent) {
+      exchange.res.setHeader('x-request-id', exchange.id);
+      // Refused before its body was read (an upload answered 401/429/413): close rather than
+      // let Node read and discard what may be hundreds of MB still coming.
+      if (!exchange.res.req.complete) exchange.res.setHeader('connection', 'close');
+    }
     // An admitted request that fails later (502/504/413) still tells the client where its limits stand.
     if (exchange.admission && !exchange.res.headersSent) {
       for (const [name, value] of Object.entries(exchange.admission.headers)) exchange.res.setHeader(name, value);

@@ -124,6 +124,23 @@ describe('body limits', () => {
     expect(status).toBe(413);
   });
 
+  it('closes the connection when it refuses an upload whose body is still arriving', async () => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port: stack.gw.port,
+      path: '/v1/preview/models/m1/log',
+      method: 'POST',
+      headers: { authorization: 'Bearer tg-wrong-key', 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+    });
+    req.on('error', () => undefined);
+    req.write('{"split":"train","trajectory_groups":[');
+    const [res] = (await once(req, 'response')) as [import('node:http').IncomingMessage];
+    res.resume();
+    expect(res.statusCode).toBe(401);
+    expect(res.headers.connection).toBe('close');
+    req.destroy();
+  });
+
   it('streams a chunked preview body under the limit through intact', async () => {
     const parts = ['{"split":"train",', '"trajectory_groups":[]}'];
     const status = await postChunked(stack.gw.port, '/v1/preview/models/m1/log', { ...auth, 'content-type': 'application/json' }, parts);
