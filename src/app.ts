@@ -56,10 +56,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const storeEvents = { onStoreError: (store: 'redis') => metrics.storeErrors.inc({ store }) };
   const authenticator = await createAuthenticator(config);
-  const limiter: Limiter = createLimiter(config, {
-    ...storeEvents,
-    onRejected: (scope, limit) => metrics.rateLimitRejections.inc({ scope, limit }),
-  });
+  const limiter: Limiter = createLimiter(
+    config,
+    { ...storeEvents, onRejected: (scope, limit) => metrics.rateLimitRejections.inc({ scope, limit }) },
+    { concurrencyLeaseMs: config.rateLimits.concurrencyLeaseMs },
+  );
   const usageStore: UsageStore = createUsageStore(config, {
     ...storeEvents,
     onUsageDropped: (record) => logger.error({ usage: record }, 'usage buffer full: dropped the oldest unwritten usage record'),

@@ -125,6 +125,8 @@ export const configSchema = z
       .object({
         onStoreError: z.enum(['open', 'closed']).default('open'),
         defaultCompletionTokens: nonNegativeInt.default(1024),
+        /** How long an in-flight slot outlives an instance that died holding it (Redis store). */
+        concurrencyLeaseMs: z.number().int().min(1000).default(30_000),
         projects: z
           .record(z.string().regex(/^[A-Za-z0-9._-]{1,128}\/(\*|[A-Za-z0-9._-]{1,128})$/, 'must be "<team>/<project>" or "<team>/*"'), limitSetSchema)
           .nullish()

@@ -19,7 +19,7 @@ describe('parseConfig', () => {
     expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, bodyLimit: 10 * 1024 * 1024, streamBodyLimit: 200 * 1024 * 1024, shutdownGraceMs: 30000, trustProxy: false });
     expect(config.upstreams.service).toEqual({ url: 'http://svc:9000', auth: 'passthrough', timeoutMs: 120000, maxSockets: 256 });
     expect(config.metering).toEqual({ projectHeader: 'OpenAI-Project', forceStreamUsage: true });
-    expect(config.rateLimits).toEqual({ onStoreError: 'open', defaultCompletionTokens: 1024, projects: {} });
+    expect(config.rateLimits).toEqual({ onStoreError: 'open', defaultCompletionTokens: 1024, concurrencyLeaseMs: 30000, projects: {} });
     expect(config.redis).toEqual({ url: '', keyPrefix: 'tollgate:', commandTimeoutMs: 100 });
     expect(config.metrics).toEqual({ path: '/metrics', port: null, bearerToken: null, maxTeamProjects: 500 });
   });
