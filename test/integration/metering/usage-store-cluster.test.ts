@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUsageStore, type UsageStore } from '../../../src/metering/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
-import { QUERIES, TRAFFIC, usageConfig } from './usage-fixtures.js';
+import { QUERIES, TRAFFIC, usageConfig } from '../../unit/metering/usage-fixtures.js';
 
 const run = promisify(execFile);
 let nodes: TestRedis[] = [];

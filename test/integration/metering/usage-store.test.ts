@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUsageStore, type UsageRecord, type UsageStore } from '../../../src/metering/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
-import { BASE_MODEL, MODEL, QUERIES, TRAFFIC, usage, usageConfig } from './usage-fixtures.js';
+import { BASE_MODEL, MODEL, QUERIES, TRAFFIC, usage, usageConfig } from '../../unit/metering/usage-fixtures.js';
 
 let redis: TestRedis;
 let prefixes = 0;

@@ -2,33 +2,18 @@ import express, { type ErrorRequestHandler } from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createAdminUsageHandler } from '../../../src/admin/usage.js';
-import { configSchema } from '../../../src/config/schema.js';
 import { GatewayError } from '../../../src/errors.js';
-import { createUsageStore, type UsageRecord } from '../../../src/metering/index.js';
+import { createUsageStore } from '../../../src/metering/index.js';
 import { MODEL } from './chat-fixtures.js';
+import { usage, usageConfig } from './usage-fixtures.js';
 
-const config = configSchema.parse({
-  upstreams: { service: { url: 'http://127.0.0.1:9000' }, inference: { url: 'http://127.0.0.1:9001' } },
-});
-
-const record = (over: Partial<UsageRecord>): UsageRecord => ({
-  day: '2025-06-01',
-  team: 'team-a',
-  project: 'prod',
-  model: MODEL,
-  keyId: 'ci-bot',
-  requests: 1,
-  prompt_tokens: 25,
-  completion_tokens: 3,
-  total_tokens: 28,
-  ...over,
-});
+const config = usageConfig();
 
 function buildApp(): express.Express {
   const store = createUsageStore(config, { onStoreError: () => undefined });
-  store.record(record({}));
-  store.record(record({ day: '2025-06-02', model: 'Qwen/Qwen3-8B', prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 }));
-  store.record(record({ team: 'team-b', project: 'research', keyId: 'notebook' }));
+  store.record(usage({}));
+  store.record(usage({ day: '2025-06-02', model: 'Qwen/Qwen3-8B', prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 }));
+  store.record(usage({ team: 'team-b', project: 'research', keyId: 'notebook' }));
   const app = express();
   app.get('/admin/usage', createAdminUsageHandler(store));
   app.use(((err, _req, res, _next) => {

@@ -1,7 +1,7 @@
 import { configSchema, type ConfigInput } from '../../../src/config/schema.js';
 import type { Config } from '../../../src/config/index.js';
 import type { UsageQuery, UsageRecord } from '../../../src/metering/index.js';
-import { MODEL } from '../../unit/metering/chat-fixtures.js';
+import { MODEL } from './chat-fixtures.js';
 
 export { MODEL };
 export const BASE_MODEL = 'Qwen/Qwen3-8B';
