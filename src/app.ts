@@ -1,11 +1,10 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { requireAdmin } from './admin/auth.js';
-import { createAdminUsageHandler } from './admin/usage.js';
+import type { Express } from 'express';
+import { createOperationsApp } from './admin/app.js';
 import { AUTH_FAILURE_REASONS, createAuthenticator } from './auth/index.js';
 import type { Config } from './config/index.js';
-import { asGatewayError, GatewayError, writeError } from './errors.js';
+import { asGatewayError, writeError } from './errors.js';
 import { createLimiter, type Limiter } from './limits/index.js';
 import { createUsageStore, type UsageStore } from './metering/index.js';
 import { createMetrics, type Metrics } from './observability/index.js';
@@ -82,48 +81,21 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const metricsHandler = createMetricsEndpoint(metrics, config.metrics.bearerToken);
   let draining = false;
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('trust proxy', config.server.trustProxy);
-  app.use(((req, res, next) => {
-    // Every response carries a request id, not only proxied ones (clients log it on errors).
-    res.setHeader('x-request-id', requestIdFor(req.headers['x-request-id']));
-    if (draining) res.setHeader('connection', 'close');
-    next();
-  }) satisfies RequestHandler);
-
-  const onlyGet = (path: string): void => {
-    app.all(path, (req, _res, next) => {
-      next(new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use GET.`, { allow: 'GET' }));
-    });
-  };
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', (_req, res) => {
-    const ready = !draining && limiter.ready();
-    // `store` tells operators (and tests) whether limits are shared or on the per-instance fallback.
-    res.status(ready ? 200 : 503).json({
-      status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable',
-      store: limiter.storeConnected() ? 'connected' : 'unavailable',
-    });
-  });
-  if (config.metrics.port === null) app.get(config.metrics.path, (req, res) => metricsHandler(req, res));
-  app.get('/admin/usage', requireAdmin(authenticator, metrics), createAdminUsageHandler(usageStore));
-  for (const path of ['/healthz', '/readyz', '/admin/usage', ...(config.metrics.port === null ? [config.metrics.path] : [])]) onlyGet(path);
-
   const routeV1 = (req: IncomingMessage, res: ServerResponse): void => {
     v1.handle(req, res, resolveRoute(routes, req.method ?? 'GET', req.url ?? '/'));
   };
-  // Paths outside the route table (and outside /v1) get the same 400/404/405 answers.
-  app.use(((req, res) => routeV1(req, res)) satisfies RequestHandler);
-
-  app.use(((err, req, res, _next) => {
-    const error = asGatewayError(err);
-    if (error.status === 500) logger.error({ err, path: req.path }, 'unhandled error');
-    writeError(res, error);
-  }) satisfies ErrorRequestHandler);
+  const app = createOperationsApp({
+    config,
+    authenticator,
+    limiter,
+    usageStore,
+    metrics,
+    logger,
+    metricsHandler,
+    isDraining: () => draining,
+    // Paths outside the route table (and outside /v1) get the same 400/404/405 answers.
+    fallback: routeV1,
+  });
 
   if (!(await limiter.whenConnected(STORE_CONNECT_WAIT_MS))) {
     logger.warn(
