@@ -69,15 +69,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     inference: createUpstream('inference', config.upstreams.inference),
   };
   const routes = createRouteTable();
-  const v1 = createV1Handler({
-    config,
-    authenticator,
-    limiter,
-    usageStore,
-    metrics,
-    logger,
-    upstreams,
-  });
+  // What both the /v1 pipeline and the operations app are built from.
+  const services = { config, authenticator, limiter, usageStore, metrics, logger };
+  const v1 = createV1Handler({ ...services, upstreams });
   const metricsHandler = createMetricsEndpoint(metrics, config.metrics.bearerToken);
   let draining = false;
 
@@ -85,12 +79,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     v1.handle(req, res, resolveRoute(routes, req.method ?? 'GET', req.url ?? '/'));
   };
   const app = createOperationsApp({
-    config,
-    authenticator,
-    limiter,
-    usageStore,
-    metrics,
-    logger,
+    ...services,
     metricsHandler,
     isDraining: () => draining,
     // Paths outside the route table (and outside /v1) get the same 400/404/405 answers.

@@ -4,9 +4,7 @@ import { AuthFailure, type Authenticator } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { asGatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
-import { createResponseTap, forceStreamUsage, type ResponseTap, type UsageStore } from '../metering/index.js';
-import type { Metrics } from '../observability/index.js';
-import type { Logger } from '../observability/logger.js';
+import { createResponseTap, forceStreamUsage, type ResponseTap } from '../metering/index.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { PROJECT_FORBIDDEN, resolveProject } from '../projects/index.js';
 import {
@@ -26,13 +24,11 @@ import { Exchange } from './exchange.js';
 import { RouteMetricsCache } from './route-metrics.js';
 import { estimateChatTokens } from './token-estimate.js';
 
+/** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
 export interface PipelineDeps extends CompletionDeps {
   readonly config: Config;
   readonly authenticator: Authenticator;
   readonly limiter: Limiter;
-  readonly usageStore: UsageStore;
-  readonly metrics: Metrics;
-  readonly logger: Logger;
   readonly upstreams: Readonly<Record<UpstreamName, Upstream>>;
 }
 
@@ -44,17 +40,17 @@ interface PreparedBody {
 
 const NO_BODY: PreparedBody = { stream: undefined, tap: () => undefined };
 
-/**
- * Builds the handler for every /v1 route: auth → project → body → limits → upstream → tap →
- * settle. Each step hands the next what it learned through the Exchange; failures go through
- * one renderer.
- */
 export interface V1Handler {
   handle(req: IncomingMessage, res: ServerResponse, route: RouteSpec): void;
   /** Resolves once no exchange is open (each completed one has started settling its limits). */
   idle(): Promise<void>;
 }
 
+/**
+ * Builds the handler for every /v1 route: auth → project → body → limits → upstream → tap →
+ * settle. Each step hands the next what it learned through the Exchange; failures go through
+ * one renderer.
+ */
 export function createV1Handler(deps: PipelineDeps): V1Handler {
   const { config, metrics } = deps;
   const projectHeader = config.metering.projectHeader.toLowerCase();
@@ -110,10 +106,8 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
       // Refused before its body was read (an upload answered 401/429/413): close rather than
       // let Node read and discard what may be hundreds of MB still coming.
       if (!exchange.res.req.complete) exchange.res.setHeader('connection', 'close');
-    }
-    // An admitted request that fails later (502/504/413) still tells the client where its limits stand.
-    if (exchange.admission && !exchange.res.headersSent) {
-      for (const [name, value] of Object.entries(exchange.admission.headers)) exchange.res.setHeader(name, value);
+      // An admitted request that fails later (502/504/413) still tells the client where its limits stand.
+      for (const [name, value] of Object.entries(exchange.admission?.headers ?? {})) exchange.res.setHeader(name, value);
     }
     if (err instanceof AuthFailure) metrics.authFailures.inc({ reason: err.reason });
     else if (error.code === PROJECT_FORBIDDEN) metrics.authFailures.inc({ reason: PROJECT_FORBIDDEN });

@@ -1,5 +1,4 @@
 import { once } from 'node:events';
-import type { IncomingMessage } from 'node:http';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../helpers/gateway.js';
