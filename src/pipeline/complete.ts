@@ -105,6 +105,8 @@ function meterExchange(exchange: Exchange, deps: CompletionDeps): void {
 
 /** The one structured line per request: what an operator needs, never a credential. */
 function logExchange(exchange: Exchange, deps: CompletionDeps, durationSeconds: number): void {
+  // The line's object is built only when it will be written (LOG_LEVEL=warn or silent: never).
+  if (!deps.logger.isLevelEnabled('info')) return;
   const { route, principal, project, usage } = exchange;
   const forwarded = exchange.sentAt !== undefined;
   deps.logger.info(
