@@ -1,39 +1,39 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Express } from 'express';
 import { createOperationsApp } from './admin/app.js';
 import { AUTH_FAILURE_REASONS, createAuthenticator } from './auth/index.js';
-import type { Config } from './config/index.js';
+import { storeMode, type Config } from './config/index.js';
 import { asGatewayError, writeError } from './errors.js';
-import { createLimiter, type Limiter } from './limits/index.js';
-import { createUsageStore, type UsageStore } from './metering/index.js';
-import { createMetrics, type Metrics } from './observability/index.js';
-import { createLogger, type Logger } from './observability/logger.js';
-import { createMetricsEndpoint } from './observability/metrics-endpoint.js';
-import { requestIdFor } from './observability/request-id.js';
+import { createLimiter, createLimitStore } from './limits/index.js';
+import { createUsageStore } from './metering/index.js';
+import { createLogger, createMetrics, createMetricsEndpoint, requestIdFor, type Logger, type Metrics } from './observability/index.js';
 import { createV1Handler } from './pipeline/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { createRouteTable, createUpstream, resolveRoute, type Upstream, type UpstreamName } from './proxy/index.js';
+import { connectRedis, type RedisConnection } from './redis/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
 const STORE_CONNECT_WAIT_MS = 3000;
+/** Usage writes run off the request path: a longer command timeout than the limiter's reply deadline. */
+const USAGE_COMMAND_TIMEOUT_MS = 2000;
 
-/** A built gateway: the Express app plus what start/stop code needs to drive it. */
+/** A built gateway: what start/stop code needs to drive it. */
 export interface Gateway {
-  readonly app: Express;
-  /** The server's request listener: /v1 to the pipeline, the rest to `app`. */
+  /** The server's request listener: /v1 to the pipeline, the rest to the operations app. */
   readonly handleRequest: RequestListener;
   readonly config: Config;
   readonly logger: Logger;
-  readonly metrics: Metrics;
   /** Serves the exposition (mounted on the app unless `metrics.port` asks for its own listener). */
   readonly metricsHandler: ReturnType<typeof createMetricsEndpoint>;
   /** /readyz turns 503 and responses ask clients to close their connections. */
   startDraining(): void;
   /** Resolves when every finished request has settled its limits and written its usage (tests, shutdown). */
   settled(): Promise<void>;
-  /** Flushes usage and closes stores and upstream pools. */
-  close(): Promise<void>;
+  /**
+   * Flushes usage and closes stores, connections and upstream pools. Usage waiting for a store
+   * that is down is given up at `deadline` (epoch ms; default: `server.shutdownGraceMs` from now).
+   */
+  close(deadline?: number): Promise<void>;
 }
 
 export interface GatewayOptions {
@@ -41,27 +41,37 @@ export interface GatewayOptions {
   readonly logger?: Logger;
 }
 
-/** Turns a validated Config into a wired Express app. Everything the hot path needs is built here. */
-export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  const logger = options.logger ?? createLogger(config.logging.level);
-  const usesRedis = config.redis.url !== '' || (config.redis.cluster?.length ?? 0) > 0;
-  const metrics = createMetrics({
+function createGatewayMetrics(config: Config): Metrics {
+  return createMetrics({
     maxTeamProjects: config.metrics.maxTeamProjects,
     knownLabels: {
       upstreams: ['service', 'inference'],
       authFailureReasons: [...AUTH_FAILURE_REASONS, PROJECT_FORBIDDEN],
-      stores: usesRedis ? ['redis'] : [],
+      stores: storeMode(config.redis) === 'memory' ? [] : ['redis'],
     },
   });
-  const storeEvents = { onStoreError: (store: 'redis') => metrics.storeErrors.inc({ store }) };
+}
+
+/** Turns a validated Config into the gateway's request listener. Everything the hot path needs is built here. */
+export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(config.logging.level);
+  const metrics = createGatewayMetrics(config);
+  const onStoreError = (store: string): void => metrics.recordStoreError(store);
+  // Redis, when the config's mode asks for it: one connection for limits, one for usage writes.
+  const connections: RedisConnection[] = [];
+  const connect = (commandTimeoutMs?: number): RedisConnection | undefined => {
+    const connection = connectRedis(config.redis, { commandTimeoutMs });
+    if (connection) connections.push(connection);
+    return connection;
+  };
   const authenticator = await createAuthenticator(config);
-  const limiter: Limiter = createLimiter(
-    config,
-    { ...storeEvents, onRejected: (scope, limit) => metrics.rateLimitRejections.inc({ scope, limit }) },
-    { concurrencyLeaseMs: config.rateLimits.concurrencyLeaseMs },
-  );
-  const usageStore: UsageStore = createUsageStore(config, {
-    ...storeEvents,
+  const limitStore = createLimitStore(config, connect(), () => onStoreError('redis'));
+  const limiter = createLimiter(config, limitStore, {
+    onStoreError,
+    onRejected: (scope, limit) => metrics.recordRejection(scope, limit),
+  });
+  const usageStore = createUsageStore(config, connect(USAGE_COMMAND_TIMEOUT_MS), {
+    onStoreError,
     onUsageDropped: (record) => logger.error({ usage: record }, 'usage buffer full: dropped the oldest unwritten usage record'),
   });
   const upstreams: Record<UpstreamName, Upstream> = {
@@ -116,11 +126,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   };
 
   return {
-    app,
     handleRequest,
     config,
     logger,
-    metrics,
     metricsHandler,
     startDraining() {
       draining = true;
@@ -129,15 +137,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await v1.idle();
       await Promise.all([limiter.settled(), usageStore.flush()]);
     },
-    async close() {
-      // Usage waiting for a Redis that is down must not hold shutdown past the grace period.
+    async close(deadline = Date.now() + config.server.shutdownGraceMs) {
+      // Usage waiting for a Redis that is down must not hold shutdown past the deadline.
       const grace = new AbortController();
       await Promise.race([
         usageStore.flush().catch(() => undefined),
-        delay(config.server.shutdownGraceMs, undefined, { signal: grace.signal }).catch(() => undefined),
+        delay(Math.max(0, deadline - Date.now()), undefined, { signal: grace.signal }).catch(() => undefined),
       ]);
       grace.abort();
       await Promise.allSettled([usageStore.close(), limiter.close()]);
+      for (const connection of connections) connection.disconnect();
       for (const upstream of Object.values(upstreams)) upstream.close();
     },
   };

@@ -35,6 +35,28 @@ export class GatewayError extends Error {
   toBody(): OpenAIErrorBody {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
+
+  /** The response body text. */
+  renderBody(): string {
+    return JSON.stringify(this.toBody());
+  }
+}
+
+/**
+ * A chat body that failed validation: 422 with the FastAPI/pydantic body the training service
+ * itself would answer (`{"detail":[...]}`, rendered by the validator), not the OpenAI shape.
+ * It fails through the same path as every other refusal, so it is logged and counted the same way.
+ */
+export class ValidationError extends GatewayError {
+  override name = 'ValidationError';
+
+  constructor(private readonly detailBody: string) {
+    super(422, 'validation_failed', 'The request body failed validation (FastAPI-shaped 422).');
+  }
+
+  override renderBody(): string {
+    return this.detailBody;
+  }
 }
 
 /** Converts anything thrown into the GatewayError to answer with (unknown errors become a 500). */
@@ -60,7 +82,7 @@ export function writeError(res: WritableResponse, error: GatewayError): void {
     res.destroy();
     return;
   }
-  const body = JSON.stringify(error.toBody());
+  const body = error.renderBody();
   for (const name in error.headers) res.setHeader(name, error.headers[name]!);
   res.writeHead(error.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);

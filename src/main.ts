@@ -43,6 +43,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'draining');
+    // One deadline for the whole shutdown: in-flight requests, then usage, all within the grace period.
+    const deadline = Date.now() + config.server.shutdownGraceMs;
     gateway.startDraining();
     const forceTimer = setTimeout(() => {
       logger.warn('grace period over: closing remaining connections');
@@ -54,7 +56,7 @@ async function main(): Promise<void> {
       clearTimeout(forceTimer);
       metricsServer?.close();
       metricsServer?.closeAllConnections();
-      gateway.close().finally(() => {
+      gateway.close(deadline).finally(() => {
         logger.info('stopped');
         process.exit(0);
       });

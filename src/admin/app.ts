@@ -5,9 +5,7 @@ import type { Config } from '../config/index.js';
 import { asGatewayError, GatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
 import type { UsageStore } from '../metering/index.js';
-import type { Metrics } from '../observability/index.js';
-import type { Logger } from '../observability/logger.js';
-import { requestIdFor } from '../observability/request-id.js';
+import { requestIdFor, type Logger, type Metrics } from '../observability/index.js';
 import { requireAdmin } from './auth.js';
 import { createAdminUsageHandler } from './usage.js';
 

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { AuthFailure, type Authenticator } from '../auth/index.js';
+import type { Authenticator } from '../auth/index.js';
+import { asGatewayError } from '../errors.js';
 import type { Metrics } from '../observability/index.js';
 
 /** Lets only admin keys through to /admin routes (401 unknown, 403 a valid non-admin key). */
@@ -8,7 +9,7 @@ export function requireAdmin(authenticator: Authenticator, metrics: Metrics): Re
     authenticator.authenticateAdmin(req.headers.authorization).then(
       () => next(),
       (err: unknown) => {
-        if (err instanceof AuthFailure) metrics.authFailures.inc({ reason: err.reason });
+        metrics.recordRefusal(asGatewayError(err));
         next(err);
       },
     );

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { parseUsageQuery, type UsageStore } from '../metering/index.js';
+import type { UsageStore } from '../metering/index.js';
+import { parseUsageQuery } from './usage-query.js';
 
 /**
  * `GET /admin/usage` (SPEC 7). Admin auth runs before it. Answers

@@ -6,7 +6,6 @@ import { StaticKeyTable } from './static-keys.js';
 
 export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './failure.js';
 export type { Principal, ProjectRef } from './principal.js';
-export { sha256Hex } from './static-keys.js';
 
 /** The identity behind an admin key: may call /admin/*, nothing under /v1. */
 export interface AdminPrincipal {

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 
-export type { Config, LimitSet, StaticKeyConfig, JwtConfig, UpstreamConfig, ConfigInput } from './schema.js';
+export { storeMode } from './schema.js';
+
+export type { Config, LimitSet, StaticKeyConfig, JwtConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 
 /** A configuration problem: one line naming the key path and what is wrong. */
 export class ConfigError extends Error {

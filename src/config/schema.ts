@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limits/kinds.js';
+import { NAME_PATTERN, NAME_RULE } from '../projects/name.js';
 
 /** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
 const byteSize = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
@@ -15,18 +17,23 @@ const byteSize = z.union([z.number().int().positive(), z.string()]).transform((v
 const nonNegativeInt = z.number().int().nonnegative();
 const positiveInt = z.number().int().positive();
 const sha256Hex = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a SHA-256 digest: 64 hex characters').transform((s) => s.toLowerCase());
-const namePart = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 of [A-Za-z0-9._-]');
+const namePart = z.string().regex(NAME_PATTERN, `must be ${NAME_RULE}`);
+const projectLimitEntry = new RegExp(`^${NAME_PATTERN.source.slice(1, -1)}/(\\*|${NAME_PATTERN.source.slice(1, -1)})$`);
 
-/** Per-scope limits; every one is optional (absent = unlimited). */
-export const limitSetSchema = z
-  .object({
-    rpm: positiveInt.optional(),
-    tpm: positiveInt.optional(),
-    concurrency: positiveInt.optional(),
-    tokensPerDay: positiveInt.optional(),
-  })
+/** Per-scope limits, one optional field per kind of the limits table (absent = unlimited). */
+export const limitSetSchema: z.ZodType<LimitSet> = z
+  .object(Object.fromEntries(LIMIT_KINDS.map((kind) => [kind.name, positiveInt.optional()])) as Record<LimitName, z.ZodOptional<typeof positiveInt>>)
   .strict();
-export type LimitSet = z.infer<typeof limitSetSchema>;
+export type { LimitSet };
+
+/** `memory`: no Redis (one instance); `single`: `redis.url`; `cluster`: `redis.cluster` (wins over url). */
+export type StoreMode = 'memory' | 'single' | 'cluster';
+
+/** The one place that decides whether and how Redis is used; everything else asks this. */
+export function storeMode(redis: { readonly url: string; readonly cluster?: readonly string[] | undefined }): StoreMode {
+  if (redis.cluster !== undefined && redis.cluster.length > 0) return 'cluster';
+  return redis.url === '' ? 'memory' : 'single';
+}
 
 const upstreamAuthSchema = z.union([
   z.literal('passthrough'),
@@ -128,7 +135,7 @@ export const configSchema = z
         /** How long an in-flight slot outlives an instance that died holding it (Redis store). */
         concurrencyLeaseMs: z.number().int().min(1000).default(30_000),
         projects: z
-          .record(z.string().regex(/^[A-Za-z0-9._-]{1,128}\/(\*|[A-Za-z0-9._-]{1,128})$/, 'must be "<team>/<project>" or "<team>/*"'), limitSetSchema)
+          .record(z.string().regex(projectLimitEntry, 'must be "<team>/<project>" or "<team>/*"'), limitSetSchema)
           .nullish()
           .transform((v) => v ?? {}),
       })

@@ -1,4 +1,5 @@
-import type { Check, LimitName } from './store.js';
+import { LIMIT_KINDS, limitIndex, policyWindowSeconds } from './kinds.js';
+import type { Check } from './store.js';
 
 /**
  * Formats milliseconds the way Go's time.Duration.String() does, which is what OpenAI's
@@ -24,58 +25,55 @@ export function wholeSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-/** Position of each kind of limit: the order the IETF fields list them in. */
-const SLOT: Readonly<Record<LimitName, number>> = { rpm: 0, tpm: 1, tokensPerDay: 2, concurrency: 3 };
-const POLICY_NAMES = ['"rpm"', '"tpm"', '"tpd"', '"concurrency"'] as const;
 /** The OpenAI-style header names, spelled out once rather than built per response. */
-const REQUEST_HEADERS = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'] as const;
-const TOKEN_HEADERS = ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'] as const;
+const OPENAI_HEADERS = {
+  requests: ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'],
+  tokens: ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'],
+} as const;
 
 /**
  * The response headers of an admission (or a 429): for each kind of limit, the values of the
  * tightest applicable scope — the one with the least remaining. Kinds with no limit are left out.
  *
- * OpenAI-style `x-ratelimit-*-requests` describe rpm and `x-ratelimit-*-tokens` tpm. The IETF
- * fields follow draft-ietf-httpapi-ratelimit-headers-11 (sections 3 and 4): both are Structured
- * Field Lists (RFC 9651) of String items, `RateLimit-Policy: "rpm";q=100;w=60, "tpm";q=1000;w=60`
- * and `RateLimit: "rpm";r=42;t=17`. Concurrency uses the registered unit
- * `qu="concurrent-requests"` and has no window; token policies carry no `qu`, since the draft's
+ * OpenAI-style `x-ratelimit-*-requests` / `-tokens` describe the kinds the table maps to them
+ * (rpm, tpm). The IETF fields follow draft-ietf-httpapi-ratelimit-headers-11 (sections 3 and 4):
+ * both are Structured Field Lists (RFC 9651) of String items, `RateLimit-Policy: "rpm";q=100;w=60,
+ * "tpm";q=1000;w=60` and `RateLimit: "rpm";r=42;t=17`. In-flight limits use the registered unit
+ * `qu="concurrent-requests"` and have no window; token policies carry no `qu`, since the draft's
  * unit registry has no token unit (the policy name says it).
  */
 export function rateLimitHeaders(checks: readonly Check[], used: readonly number[], resetMs: readonly number[]): Record<string, string> {
-  // Index of the tightest check per kind of limit, by SLOT (-1: none).
-  const tightest = [-1, -1, -1, -1];
+  // Index of the tightest check per kind, by table position (-1: none).
+  const tightest = new Array<number>(LIMIT_KINDS.length).fill(-1);
   for (let i = 0; i < checks.length; i++) {
     const check = checks[i]!;
-    const slot = SLOT[check.limit];
+    const slot = limitIndex(check.limit);
     const best = tightest[slot]!;
     if (best === -1 || remainingOf(checks[best]!, used[best]!) > remainingOf(check, used[i]!)) tightest[slot] = i;
   }
   const headers: Record<string, string> = {};
-  const openAi = (names: readonly [string, string, string], i: number): void => {
-    if (i === -1) return;
-    headers[names[0]] = String(checks[i]!.max);
-    headers[names[1]] = String(remainingOf(checks[i]!, used[i]!));
-    headers[names[2]] = formatGoDuration(resetMs[i]!);
-  };
-  openAi(REQUEST_HEADERS, tightest[SLOT.rpm]!);
-  openAi(TOKEN_HEADERS, tightest[SLOT.tpm]!);
-
   let policies = '';
   let limits = '';
-  for (let slot = 0; slot < POLICY_NAMES.length; slot++) {
+  for (let slot = 0; slot < LIMIT_KINDS.length; slot++) {
     const i = tightest[slot]!;
     if (i === -1) continue;
-    const separator = policies === '' ? '' : ', ';
-    const name = POLICY_NAMES[slot]!;
+    const kind = LIMIT_KINDS[slot]!;
     const check = checks[i]!;
     const remaining = remainingOf(check, used[i]!);
-    if (check.windowMs === 0) {
-      policies += `${separator}${name};q=${check.max};qu="concurrent-requests"`;
-      limits += `${separator}${name};r=${remaining}`;
+    if ('openAiHeaders' in kind) {
+      const names = OPENAI_HEADERS[kind.openAiHeaders];
+      headers[names[0]] = String(check.max);
+      headers[names[1]] = String(remaining);
+      headers[names[2]] = formatGoDuration(resetMs[i]!);
+    }
+    const separator = policies === '' ? '' : ', ';
+    const windowSeconds = policyWindowSeconds(kind);
+    if (windowSeconds === undefined) {
+      policies += `${separator}${kind.policy};q=${check.max};qu="concurrent-requests"`;
+      limits += `${separator}${kind.policy};r=${remaining}`;
     } else {
-      policies += `${separator}${name};q=${check.max};w=${slot === SLOT.tokensPerDay ? 86_400 : 60}`;
-      limits += `${separator}${name};r=${remaining};t=${Math.ceil(resetMs[i]! / 1000)}`;
+      policies += `${separator}${kind.policy};q=${check.max};w=${windowSeconds}`;
+      limits += `${separator}${kind.policy};r=${remaining};t=${Math.ceil(resetMs[i]! / 1000)}`;
     }
   }
   if (policies !== '') {

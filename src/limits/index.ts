@@ -1,9 +1,29 @@
 /**
- * Rate limits (SPEC 6.3): rpm, tpm, concurrency and a daily token budget, per principal and
- * per team/project, checked and charged atomically in one store (memory, Redis or Redis
- * Cluster), with OpenAI-style and IETF rate-limit headers.
+ * Rate limits (SPEC 6.3): the kinds of the limits table (rpm, tpm, a daily token budget,
+ * concurrency), per principal and per team/project, checked and charged atomically in one
+ * store (memory, Redis or Redis Cluster), with OpenAI-style and IETF rate-limit headers.
  */
+import type { Config } from '../config/index.js';
+import type { RedisConnection } from '../redis/index.js';
+import { MemoryStore } from './memory-store.js';
+import { RedisStore } from './redis-store.js';
+import type { LimitStore } from './store.js';
+
 export { createLimiter } from './limiter.js';
-export type { Admission, AdmissionRequest, Limiter, LimiterOptions, LimitEvents } from './limiter.js';
-export type { LimitName, LimitScope } from './store.js';
+export type { Admission, AdmissionRequest, Limiter, LimitEvents } from './limiter.js';
+export type { LimitScope, LimitStore } from './store.js';
+export { LIMIT_KINDS, LIMIT_NAMES, limitKind, type LimitKind, type LimitName, type LimitSet } from './kinds.js';
 export { formatGoDuration } from './headers.js';
+
+/**
+ * The store limits live in: Redis when the app made a connection for them (`redis.mode` is not
+ * `memory`), else this instance's memory.
+ */
+export function createLimitStore(config: Config, connection: RedisConnection | undefined, onBackgroundError: () => void): LimitStore {
+  if (connection === undefined) return new MemoryStore();
+  return new RedisStore(connection, {
+    replySilenceMs: config.redis.commandTimeoutMs,
+    leaseTtlMs: config.rateLimits.concurrencyLeaseMs,
+    onBackgroundError,
+  });
+}

@@ -2,16 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { rateLimitHeaders } from './headers.js';
+import { limitKind, type LimitName } from './kinds.js';
 import { MemoryStore } from './memory-store.js';
 import { LimitPlan } from './plan.js';
-import { RedisStore } from './redis-store.js';
 import { rejectionFor } from './rejection.js';
-import { StoreUnavailableError, type Check, type LimitName, type LimitScope, type LimitStore, type Outcome } from './store.js';
+import { StoreUnavailableError, type Check, type LimitScope, type LimitStore, type Outcome } from './store.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
 
 export interface LimitEvents {
   onRejected(scope: LimitScope, limit: LimitName): void;
-  onStoreError(store: 'redis'): void;
+  /** A call to the shared store failed (`store` is its name, e.g. `redis`). */
+  onStoreError(store: string): void;
 }
 
 export interface AdmissionRequest {
@@ -46,11 +47,6 @@ export interface Limiter {
   close(): Promise<void>;
 }
 
-export interface LimiterOptions {
-  /** In-flight lease lifetime in Redis without renewal; a dead instance's slots return after it. Default 30 s. */
-  readonly concurrencyLeaseMs?: number;
-}
-
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 /** What a request to which no limit applies gets: no store, no headers, nothing to settle. */
 const UNLIMITED: Admission = Object.freeze({ headers: NO_HEADERS, finish: () => undefined });
@@ -78,8 +74,8 @@ class Reservation implements Admission {
 
 class StoreLimiter implements Limiter {
   private readonly plan: LimitPlan;
-  private readonly memory = new MemoryStore();
-  private readonly redis: RedisStore | undefined;
+  /** Where an `open`-mode limiter goes while the shared store cannot answer; none when the store is memory. */
+  private readonly fallback: MemoryStore | undefined;
   private readonly failOpen: boolean;
   private readonly instanceId = randomUUID().slice(0, 8);
   private leaseSeq = 0;
@@ -87,18 +83,12 @@ class StoreLimiter implements Limiter {
 
   constructor(
     config: Config,
+    private readonly store: LimitStore,
     private readonly events: LimitEvents,
-    options: LimiterOptions,
   ) {
     this.plan = new LimitPlan(config, config.redis.keyPrefix);
     this.failOpen = config.rateLimits.onStoreError === 'open';
-    const usesRedis = config.redis.url !== '' || (config.redis.cluster?.length ?? 0) > 0;
-    this.redis = usesRedis
-      ? new RedisStore(config.redis, {
-          leaseTtlMs: options.concurrencyLeaseMs ?? 30_000,
-          onBackgroundError: () => events.onStoreError('redis'),
-        })
-      : undefined;
+    this.fallback = store instanceof MemoryStore ? undefined : new MemoryStore();
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
@@ -118,15 +108,15 @@ class StoreLimiter implements Limiter {
   }
 
   ready(): boolean {
-    return this.failOpen || !this.redis || this.redis.fullyConnected();
+    return this.failOpen || this.store.ready();
   }
 
   storeConnected(): boolean {
-    return !this.redis || this.redis.fullyConnected();
+    return this.store.ready();
   }
 
   whenConnected(timeoutMs: number): Promise<boolean> {
-    return this.redis ? this.redis.whenConnected(timeoutMs) : Promise.resolve(true);
+    return this.store.whenReady(timeoutMs);
   }
 
   async settled(): Promise<void> {
@@ -135,8 +125,8 @@ class StoreLimiter implements Limiter {
 
   async close(): Promise<void> {
     await this.settled();
-    await this.redis?.close();
-    await this.memory.close();
+    await this.store.close();
+    await this.fallback?.close();
   }
 
   /** Called once per Reservation: gives back unused tokens, charges overruns, frees slots. */
@@ -148,13 +138,12 @@ class StoreLimiter implements Limiter {
     const leftMs = new Array<number>(checks.length);
     let work = false;
     for (let i = 0; i < checks.length; i++) {
-      const check = checks[i]!;
-      const tokens = check.limit === 'tpm' || check.limit === 'tokensPerDay';
+      const kind = limitKind(checks[i]!.limit);
       const left = windowEnds[i]! - now;
       // The window the tokens were reserved in has ended: nothing of it is left to adjust.
-      deltas[i] = tokens && left > 0 ? actual - check.cost : 0;
+      deltas[i] = kind.unit === 'token' && left > 0 ? actual - checks[i]!.cost : 0;
       leftMs[i] = left;
-      if (deltas[i] !== 0 || check.windowMs === 0) work = true;
+      if (deltas[i] !== 0 || kind.unit === 'inflight') work = true;
     }
     if (!work) return;
     const { store } = reservation;
@@ -162,7 +151,7 @@ class StoreLimiter implements Limiter {
       .settle(checks, deltas, leftMs, reservation.leaseId)
       .catch(() => {
         // Unsettled leases expire by TTL; unsettled token deltas are lost with the window.
-        if (store !== this.memory) this.events.onStoreError('redis');
+        if (store !== this.fallback) this.events.onStoreError(store.name);
       })
       .finally(() => this.pendingSettles.delete(pending));
     this.pendingSettles.add(pending);
@@ -173,23 +162,27 @@ class StoreLimiter implements Limiter {
    * store (limits then hold per instance) and `closed` refuses with 503.
    */
   private async acquire(checks: readonly Check[], leaseId: string): Promise<{ store: LimitStore; result: Outcome }> {
-    const store = this.redis ?? this.memory;
+    const { store, fallback } = this;
     try {
       return { store, result: await store.acquire(checks, leaseId) };
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
-      this.events.onStoreError('redis');
-      if (!this.failOpen) {
+      this.events.onStoreError(store.name);
+      if (!this.failOpen || !fallback) {
         throw new GatewayError(503, 'store_unavailable', 'The rate-limit store (Redis) is unavailable, so the request cannot be admitted; retry shortly.', {
           'retry-after': '1',
         });
       }
-      return { store: this.memory, result: await this.memory.acquire(checks) };
+      return { store: fallback, result: await fallback.acquire(checks) };
     }
   }
 }
 
-/** Builds the limiter: the memory store when `redis.url` is empty and no cluster is set, else Redis. */
-export function createLimiter(config: Config, events: LimitEvents, options: LimiterOptions = {}): Limiter {
-  return new StoreLimiter(config, events, options);
+/**
+ * Builds the limiter on the given store (memory, or Redis built by the app from its one
+ * connection module). With a shared store and `onStoreError: open`, a memory fallback answers
+ * while the store cannot.
+ */
+export function createLimiter(config: Config, store: LimitStore, events: LimitEvents): Limiter {
+  return new StoreLimiter(config, store, events);
 }

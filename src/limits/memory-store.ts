@@ -1,5 +1,8 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { limitKind } from './kinds.js';
 import type { Check, LimitStore, Outcome } from './store.js';
+
+const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
 
 /**
  * Limits of one gateway instance: the store when no Redis is configured, and the fallback
@@ -12,8 +15,9 @@ import type { Check, LimitStore, Outcome } from './store.js';
  * promise chain: microtasks only, no I/O), so nothing interleaves between the reads and the charges.
  */
 export class MemoryStore implements LimitStore {
-  /** Limiters by `max`, one map per window length: looked up without building a string id. */
-  private readonly minuteLimiters = new Map<number, RateLimiterMemory>();
+  readonly name = 'memory';
+  /** Limiters by `max`, one map per kind of window: looked up without building a string id. */
+  private readonly fixedLimiters = new Map<number, RateLimiterMemory>();
   private readonly dailyLimiters = new Map<number, RateLimiterMemory>();
   private readonly inFlight = new Map<string, number>();
   private tail: Promise<unknown> = Promise.resolve();
@@ -28,7 +32,7 @@ export class MemoryStore implements LimitStore {
     const pending: Promise<unknown>[] = [];
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
-      if (check.windowMs === 0) {
+      if (isInflight(check)) {
         const count = (this.inFlight.get(check.key) ?? 1) - 1;
         if (count > 0) this.inFlight.set(check.key, count);
         else this.inFlight.delete(check.key);
@@ -50,8 +54,12 @@ export class MemoryStore implements LimitStore {
     await Promise.all(pending);
   }
 
-  connected(): boolean {
+  ready(): boolean {
     return true;
+  }
+
+  whenReady(): Promise<boolean> {
+    return Promise.resolve(true);
   }
 
   async close(): Promise<void> {
@@ -66,21 +74,22 @@ export class MemoryStore implements LimitStore {
   private async checkThenCharge(checks: readonly Check[]): Promise<Outcome> {
     const used = new Array<number>(checks.length);
     const resetMs = new Array<number>(checks.length);
-    const windows = checks.map((check) => (check.windowMs === 0 ? null : this.limiterFor(check).get(check.key)));
+    const inflight = checks.map(isInflight);
+    const windows = checks.map((check, i) => (inflight[i] ? null : this.limiterFor(check).get(check.key)));
     let admitted = true;
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
       const read = windows[i];
       const window = read ? await read : null;
       const live = window !== null && window.msBeforeNext > 0;
-      used[i] = check.windowMs === 0 ? (this.inFlight.get(check.key) ?? 0) : live ? window.consumedPoints : 0;
-      resetMs[i] = check.windowMs === 0 ? 0 : live ? window.msBeforeNext : check.windowMs;
+      used[i] = inflight[i] ? (this.inFlight.get(check.key) ?? 0) : live ? window.consumedPoints : 0;
+      resetMs[i] = inflight[i] ? 0 : live ? window.msBeforeNext : check.windowMs;
       if (check.cost > 0 && used[i]! + check.cost > check.max) admitted = false;
     }
     if (!admitted) return { admitted, used, resetMs };
     // penalty() charges like consume() but never refuses: the admission is already decided.
-    const charges = checks.map((check) => {
-      if (check.windowMs === 0) {
+    const charges = checks.map((check, i) => {
+      if (inflight[i]) {
         this.inFlight.set(check.key, (this.inFlight.get(check.key) ?? 0) + 1);
         return null;
       }
@@ -88,7 +97,7 @@ export class MemoryStore implements LimitStore {
     });
     for (let i = 0; i < checks.length; i++) {
       const charge = charges[i];
-      if (checks[i]!.windowMs === 0) used[i] = used[i]! + 1;
+      if (inflight[i]) used[i] = used[i]! + 1;
       else if (charge) {
         const res = await charge;
         used[i] = res.consumedPoints;
@@ -98,10 +107,15 @@ export class MemoryStore implements LimitStore {
     return { admitted, used, resetMs };
   }
 
-  /** One RateLimiterMemory per window length and limit (bounded by the config's distinct limits). */
+  /**
+   * One RateLimiterMemory per kind of window and limit (bounded by the config's distinct
+   * limits). Keys are unique per limit kind, so kinds sharing a window share limiters.
+   * A daily counter's charges carry their own duration (the time left in the UTC day).
+   */
   private limiterFor(check: Check): RateLimiterMemory {
-    const daily = check.limit === 'tokensPerDay';
-    const byMax = daily ? this.dailyLimiters : this.minuteLimiters;
+    const window = limitKind(check.limit).window;
+    const daily = window.type === 'utcDay';
+    const byMax = daily ? this.dailyLimiters : this.fixedLimiters;
     let limiter = byMax.get(check.max);
     if (!limiter) {
       limiter = new RateLimiterMemory({ points: check.max, duration: daily ? 86_400 : check.windowMs / 1000, keyPrefix: '' });

@@ -1,42 +1,26 @@
-import type { Config, LimitSet } from '../config/index.js';
+import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
-import type { Check, LimitName, LimitScope } from './store.js';
+import { msToUtcMidnight, UtcLabels } from '../calendar.js';
+import { LIMIT_KINDS, type LimitKind, type LimitName, type LimitSet } from './kinds.js';
+import type { Check, LimitScope } from './store.js';
 
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
 /** Projects whose checks are kept ready; past this the cache starts over (`team/*` admits any project name). */
 const MAX_CACHED_PROJECTS = 10_000;
 
-/** A limit of a LimitSet, in check order (requests, tokens, daily budget, in flight). */
+/** A configured limit of a LimitSet, in table order. */
 interface CompiledLimit {
   readonly limit: LimitName;
+  readonly kind: LimitKind;
   readonly max: number;
 }
 
-const ORDER: readonly LimitName[] = ['rpm', 'tpm', 'tokensPerDay', 'concurrency'];
-
 function compile(set: LimitSet): readonly CompiledLimit[] {
   const limits: CompiledLimit[] = [];
-  for (const limit of ORDER) {
-    const max = set[limit];
-    if (max !== undefined) limits.push({ limit, max });
+  for (const kind of LIMIT_KINDS) {
+    const max = set[kind.name];
+    if (max !== undefined) limits.push({ limit: kind.name, kind, max });
   }
   return limits;
-}
-
-/** The UTC day a timestamp falls in, as used in daily-budget keys (cached: it changes once a day). */
-class UtcDay {
-  private dayNumber = -1;
-  private label = '';
-
-  labelFor(now: number): string {
-    const dayNumber = Math.floor(now / DAY_MS);
-    if (dayNumber !== this.dayNumber) {
-      this.dayNumber = dayNumber;
-      this.label = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
-    }
-    return this.label;
-  }
 }
 
 /** What varies per request: the tokens to reserve and where the UTC day stands. */
@@ -48,14 +32,14 @@ interface RequestTerms {
 
 /**
  * The checks of one scope (a principal's or a project's limits), with its keys and subject
- * built once: only the token checks are new objects per request, since only they carry the
- * request's tokens (and the daily one the time left in the day).
+ * built once: a check whose cost and window never change (one request, a fixed window, a
+ * lease) is one shared object; only token checks are new per request (they carry the
+ * request's tokens, and a daily one the time left in the day).
  */
 class ScopePlan {
-  /** rpm and concurrency checks: the same for every request of this scope. */
-  private readonly fixed: ReadonlyMap<LimitName, Check>;
-  private readonly keys: ReadonlyMap<LimitName, string>;
-  private dailyKey = { dayLabel: '', key: '' };
+  private readonly fixed: ReadonlyArray<Check | undefined>;
+  private readonly keys: readonly string[];
+  private dailyKeys = { dayLabel: '', keys: [] as string[] };
 
   constructor(
     private readonly scope: LimitScope,
@@ -65,33 +49,40 @@ class ScopePlan {
     id: string,
     private readonly limits: readonly CompiledLimit[],
   ) {
-    const keys = new Map<LimitName, string>();
-    const fixed = new Map<LimitName, Check>();
-    for (const { limit, max } of limits) {
-      const key = `${base}${limit}:${id}`;
-      keys.set(limit, key);
-      if (limit === 'rpm' || limit === 'concurrency') {
-        fixed.set(limit, Object.freeze({ scope, subject, limit, max, cost: 1, windowMs: limit === 'rpm' ? MINUTE_MS : 0, key }));
-      }
-    }
-    this.keys = keys;
-    this.fixed = fixed;
+    this.keys = limits.map(({ limit }) => `${base}${limit}:${id}`);
+    this.fixed = limits.map(({ limit, kind, max }, i) => {
+      if (kind.unit === 'token') return undefined;
+      const windowMs = kind.window.type === 'fixed' ? kind.window.ms : 0;
+      return Object.freeze({ scope, subject, limit, max, cost: 1, windowMs, key: this.keys[i]! });
+    });
   }
 
   addTo(checks: Check[], terms: RequestTerms): void {
     const { scope, subject } = this;
-    for (const { limit, max } of this.limits) {
-      const fixed = this.fixed.get(limit);
-      if (fixed) checks.push(fixed);
-      else if (limit === 'tpm') checks.push({ scope, subject, limit, max, cost: terms.tokens, windowMs: MINUTE_MS, key: this.keys.get(limit)! });
-      else checks.push({ scope, subject, limit, max, cost: terms.tokens, windowMs: terms.msToMidnight, key: this.dailyKeyFor(terms.dayLabel) });
+    for (let i = 0; i < this.limits.length; i++) {
+      const fixed = this.fixed[i];
+      if (fixed) {
+        checks.push(fixed);
+        continue;
+      }
+      const { limit, kind, max } = this.limits[i]!;
+      const daily = kind.window.type === 'utcDay';
+      checks.push({
+        scope,
+        subject,
+        limit,
+        max,
+        cost: terms.tokens,
+        windowMs: daily ? terms.msToMidnight : kind.window.type === 'fixed' ? kind.window.ms : 0,
+        key: daily ? this.dailyKey(i, terms.dayLabel) : this.keys[i]!,
+      });
     }
   }
 
-  /** The daily budget's key carries the UTC day, so it is rebuilt once a day. */
-  private dailyKeyFor(dayLabel: string): string {
-    if (this.dailyKey.dayLabel !== dayLabel) this.dailyKey = { dayLabel, key: `${this.keys.get('tokensPerDay')!}:${dayLabel}` };
-    return this.dailyKey.key;
+  /** A daily counter's key carries the UTC day, so it is rebuilt once a day. */
+  private dailyKey(i: number, dayLabel: string): string {
+    if (this.dailyKeys.dayLabel !== dayLabel) this.dailyKeys = { dayLabel, keys: [] };
+    return (this.dailyKeys.keys[i] ??= `${this.keys[i]!}:${dayLabel}`);
   }
 }
 
@@ -116,7 +107,7 @@ export class LimitPlan {
   /** team → project → plan (null: no project limit applies), looked up without building a name. */
   private readonly projectPlans = new Map<string, Map<string, ScopePlan | null>>();
   private cachedProjects = 0;
-  private readonly day = new UtcDay();
+  private readonly labels = new UtcLabels();
 
   constructor(
     config: Config,
@@ -139,8 +130,8 @@ export class LimitPlan {
     if (keyPlan === null && projectPlan === null) return checks;
     const terms: RequestTerms = {
       tokens: Math.max(0, Math.ceil(estimatedTokens) || 0),
-      dayLabel: this.day.labelFor(now),
-      msToMidnight: DAY_MS - (now % DAY_MS),
+      dayLabel: this.labels.day(now),
+      msToMidnight: msToUtcMidnight(now),
     };
     keyPlan?.addTo(checks, terms);
     projectPlan?.addTo(checks, terms);

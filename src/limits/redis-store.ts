@@ -1,6 +1,5 @@
-import type { Config } from '../config/index.js';
-import { connectRedis, fullyConnected, type RedisConnection } from './redis-client.js';
-import { ReplyDeadline } from './reply-deadline.js';
+import { fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
+import { limitKind } from './kinds.js';
 import { ADMIT, RENEW_LEASES, SETTLE } from './redis-scripts.js';
 import { StoreUnavailableError, type Check, type LimitStore, type Outcome } from './store.js';
 
@@ -14,18 +13,23 @@ interface ScriptCommands {
 }
 
 export interface RedisStoreOptions {
+  /** Silence after which Redis counts as down (`redis.commandTimeoutMs`); see ReplyDeadline. */
+  readonly replySilenceMs: number;
   /** How long an in-flight slot survives without renewal: the delay before a dead instance's slots return. */
   readonly leaseTtlMs: number;
   /** Called when a background lease renewal fails (admissions and settles report their own). */
   readonly onBackgroundError: () => void;
 }
 
+const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
+
 /**
  * Counters and leases in Redis (single node or Cluster), shared by every gateway instance.
- * One script call per admission and one per settle.
+ * One script call per admission and one per settle. The connection comes from the redis
+ * module; the store owns it from then on (close() disconnects it).
  */
 export class RedisStore implements LimitStore {
-  private readonly connection: RedisConnection;
+  readonly name = 'redis';
   private readonly scripts: ScriptCommands;
   /** Lease set key → lease ids this instance holds there, renewed until settled. */
   private readonly leases = new Map<string, Set<string>>();
@@ -33,12 +37,11 @@ export class RedisStore implements LimitStore {
   private readonly deadline: ReplyDeadline;
 
   constructor(
-    config: Config['redis'],
+    private readonly connection: RedisConnection,
     private readonly options: RedisStoreOptions,
   ) {
-    this.connection = connectRedis(config);
     // A queue that keeps moving may take longer than the silence limit, but never 10 times as long.
-    this.deadline = new ReplyDeadline(config.commandTimeoutMs, 10 * config.commandTimeoutMs);
+    this.deadline = new ReplyDeadline(options.replySilenceMs, 10 * options.replySilenceMs, (message) => new StoreUnavailableError(message));
     this.connection.defineCommand('tollgateAdmit', { lua: ADMIT });
     this.connection.defineCommand('tollgateSettle', { lua: SETTLE });
     this.connection.defineCommand('tollgateRenewLeases', { lua: RENEW_LEASES });
@@ -48,29 +51,18 @@ export class RedisStore implements LimitStore {
     this.renewTimer.unref();
   }
 
-  /** Resolves true once the connection is ready, or false after `timeoutMs` (start-up). */
-  whenConnected(timeoutMs: number): Promise<boolean> {
-    if (this.connected()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ready: boolean): void => {
-        clearTimeout(timer);
-        this.connection.off('ready', onReady);
-        resolve(ready);
-      };
-      const onReady = (): void => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      this.connection.on('ready', onReady);
-    });
-  }
-
-  /** Cheap check for every call: the client (or Cluster) is ready. */
-  connected(): boolean {
-    return this.connection.status === 'ready';
-  }
-
-  /** For readiness reporting: also every Cluster master connection is up. */
-  fullyConnected(): boolean {
+  /** Every connection is up, for a Cluster the one to each master too. */
+  ready(): boolean {
     return fullyConnected(this.connection);
+  }
+
+  whenReady(timeoutMs: number): Promise<boolean> {
+    return whenConnected(this.connection, timeoutMs);
+  }
+
+  /** Cheap check for every call: the client (or Cluster) can take commands. */
+  private connected(): boolean {
+    return this.connection.status === 'ready';
   }
 
   async acquire(checks: readonly Check[], leaseId: string): Promise<Outcome> {
@@ -79,7 +71,8 @@ export class RedisStore implements LimitStore {
     let spec = '';
     for (const check of checks) {
       args.push(check.key);
-      spec += `${check.max} ${check.cost} ${check.windowMs} `;
+      // The script's protocol marks a lease set by a window of 0.
+      spec += `${check.max} ${check.cost} ${isInflight(check) ? 0 : check.windowMs} `;
     }
     args.push(leaseId, this.options.leaseTtlMs, spec);
     const reply = await this.deadline.watch(this.scripts.tollgateAdmit(...(args as [number, ...ScriptArg[]])));
@@ -100,7 +93,7 @@ export class RedisStore implements LimitStore {
     const leaseKeys: string[] = [];
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
-      if (check.windowMs === 0) {
+      if (isInflight(check)) {
         leaseKeys.push(check.key);
         this.leases.get(check.key)?.delete(leaseId);
       } else if (deltas[i] !== 0) {
@@ -123,7 +116,7 @@ export class RedisStore implements LimitStore {
 
   private holdLeases(checks: readonly Check[], leaseId: string): void {
     for (const check of checks) {
-      if (check.windowMs !== 0) continue;
+      if (!isInflight(check)) continue;
       let held = this.leases.get(check.key);
       if (!held) {
         held = new Set();

@@ -1,5 +1,4 @@
-/** The four limits a scope may carry (SPEC 6.3). */
-export type LimitName = 'rpm' | 'tpm' | 'concurrency' | 'tokensPerDay';
+import type { LimitName } from './kinds.js';
 
 /** Who a limit belongs to: the caller (static key or JWT subject) or its team/project. */
 export type LimitScope = 'key' | 'project';
@@ -7,6 +6,7 @@ export type LimitScope = 'key' | 'project';
 /**
  * One limit to check and charge for one request, prepared by the plan. Every check of a
  * request lives under the same `{team}` hash tag, so a Redis Cluster can run them in one script.
+ * What the limit is (window, unit) is its row in the kinds table: `limitKind(check.limit)`.
  */
 export interface Check {
   readonly scope: LimitScope;
@@ -16,7 +16,7 @@ export interface Check {
   readonly max: number;
   /** Units this request takes: 1 request / in-flight slot, or its estimated tokens (may be 0). */
   readonly cost: number;
-  /** Length of the counting window; 0 marks a concurrency check (leases, no window). */
+  /** Length of this request's counting window (what is left of the UTC day for a daily budget); 0 for in-flight limits, which have none. */
   readonly windowMs: number;
   /** Store key (counter or lease set), under `redis.keyPrefix`. */
   readonly key: string;
@@ -27,7 +27,7 @@ export interface Outcome {
   readonly admitted: boolean;
   /** Units in use: after this request's charge when admitted, before it when refused. */
   readonly used: readonly number[];
-  /** Milliseconds until the check's window resets (0 for concurrency). */
+  /** Milliseconds until the check's window resets (0 for in-flight limits). */
   readonly resetMs: readonly number[];
 }
 
@@ -36,9 +36,11 @@ export interface Outcome {
  * contract, so the limiter cannot tell which it has.
  */
 export interface LimitStore {
+  /** `memory` (this instance only) or `redis` (shared): the `store` label of store-error metrics. */
+  readonly name: 'memory' | 'redis';
   /**
    * Checks every limit and charges all of them only if all pass — a refused request consumes
-   * nothing anywhere. Concurrency checks take a lease named `leaseId`.
+   * nothing anywhere. In-flight checks take a lease named `leaseId`.
    * Rejects with StoreUnavailableError when the store cannot answer.
    */
   acquire(checks: readonly Check[], leaseId: string): Promise<Outcome>;
@@ -47,8 +49,10 @@ export interface LimitStore {
    * a counter that must be created) and releases the leases of `leaseId`.
    */
   settle(checks: readonly Check[], deltas: readonly number[], leftMs: readonly number[], leaseId: string): Promise<void>;
-  /** Whether the store can be asked right now (always true in memory). */
-  connected(): boolean;
+  /** Whether every connection the store needs is up (always true in memory): readiness and /readyz. */
+  ready(): boolean;
+  /** Resolves true once the store is ready (at once for memory), false after `timeoutMs`: start-up waits on it. */
+  whenReady(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -1,10 +1,13 @@
-export { createResponseTap } from './response-tap.js';
-export type { ResponseTap, ResponseTapOptions, TapResult } from './response-tap.js';
+/**
+ * Usage metering (SPEC 6.4): taps that read `usage` from JSON replies and SSE streams as they
+ * are relayed, the forced `include_usage` of streaming requests, and the usage store the
+ * admin API reads.
+ */
+export { createResponseTap, type ResponseTapOptions } from './response-tap.js';
+export type { ResponseTap, TapResult } from './tap.js';
 export type { Usage } from './usage.js';
-export { forceStreamUsage } from './force-stream-usage.js';
-export type { ForcedBody } from './force-stream-usage.js';
-export { createUsageStore } from './usage-store.js';
-export type { RedisLike, UsageStore, UsageStoreEvents, UsageStoreOptions } from './usage-store.js';
-export type { UsageRecord } from './usage-record.js';
-export { parseUsageQuery, utcDay, MAX_QUERY_DAYS } from './usage-query.js';
-export type { UsageQuery, UsageRow, UsageGroupBy } from './usage-query.js';
+export { forceStreamUsage, type ForcedBody } from './force-stream-usage.js';
+export { createUsageStore } from './create-usage-store.js';
+export type { UsageStore, UsageStoreEvents, UsageStoreOptions } from './usage-store.js';
+export type { UsageRecord, UsageCounts } from './usage-record.js';
+export type { UsageQuery, UsageRow, UsageGroupBy } from './usage-aggregate.js';

@@ -1,10 +1,10 @@
-import { aggregateUsage, daysInRange, matchesQuery, type UsageCell, type UsageQuery, type UsageRow } from './usage-query.js';
+import { aggregateUsage, daysInRange, matchesQuery, type UsageQuery, type UsageRow } from './usage-aggregate.js';
 import { addToCells, cellKey, type UsageRecord } from './usage-record.js';
 import type { UsageStore } from './usage-store.js';
 
 /** Usage kept in this process (no Redis configured): one map of cells per UTC day. */
 export class MemoryUsageStore implements UsageStore {
-  private readonly days = new Map<string, Map<string, UsageCell>>();
+  private readonly days = new Map<string, Map<string, UsageRecord>>();
 
   record(r: UsageRecord): void {
     let cells = this.days.get(r.day);
@@ -27,7 +27,7 @@ export class MemoryUsageStore implements UsageStore {
     return Promise.resolve();
   }
 
-  private *cellsFor(q: UsageQuery): Generator<UsageCell> {
+  private *cellsFor(q: UsageQuery): Generator<UsageRecord> {
     for (const day of daysInRange(q.from, q.to)) {
       for (const cell of this.days.get(day)?.values() ?? []) {
         if (matchesQuery(q, cell.team, cell.project)) yield cell;

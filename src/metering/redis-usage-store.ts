@@ -1,10 +1,9 @@
-import { Cluster, Redis } from 'ioredis';
-import type { Config } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { aggregateUsage, daysInRange, matchesQuery, type UsageCell, type UsageQuery, type UsageRow } from './usage-query.js';
+import type { RedisConnection } from '../redis/index.js';
+import { aggregateUsage, daysInRange, matchesQuery, type UsageQuery, type UsageRow } from './usage-aggregate.js';
 import { addCounts, addToCells, type UsageRecord } from './usage-record.js';
 import { parseJsonOrUndefined } from './usage.js';
-import type { RedisLike, UsageStore, UsageStoreEvents, UsageStoreOptions } from './usage-store.js';
+import type { UsageStore, UsageStoreEvents, UsageStoreOptions } from './usage-store.js';
 
 /*
  * Key layout. Every key of one UTC day carries the hash tag {YYYY-MM-DD}, so a day's writes are
@@ -26,26 +25,14 @@ import type { RedisLike, UsageStore, UsageStoreEvents, UsageStoreOptions } from 
 const COUNTERS = ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens'] as const;
 type Counter = (typeof COUNTERS)[number];
 const COUNTER_NAMES: ReadonlySet<string> = new Set(COUNTERS);
-/** Off the request path, so longer than the limiter's: a timed-out write may still have applied, and its retry would count twice. */
+/** How long close() and query() wait for a first connection. */
 const USAGE_COMMAND_TIMEOUT_MS = 2_000;
 const MAX_RETRY_DELAY_MS = 2_000;
 /** Client states before the first connection is up: commands would fail only because it is early. */
 const CONNECTING: ReadonlySet<string> = new Set(['wait', 'connecting', 'connect']);
 
-/** A client of its own for the usage store, from `config.redis` (url or cluster). */
-export function connectUsageRedis(config: Config): RedisLike {
-  const nodes = config.redis.cluster;
-  const client: RedisLike =
-    nodes !== undefined && nodes.length > 0
-      ? new Cluster(nodes, { enableOfflineQueue: false, redisOptions: { commandTimeout: USAGE_COMMAND_TIMEOUT_MS } })
-      : new Redis(config.redis.url, { enableOfflineQueue: false, commandTimeout: USAGE_COMMAND_TIMEOUT_MS });
-  // Failures surface as rejected commands, which the store counts; this only keeps ioredis quiet.
-  client.on('error', () => undefined);
-  return client;
-}
-
-const fieldsToCells = (day: string, team: string, project: string, fields: Record<string, string>): UsageCell[] => {
-  const cells = new Map<string, UsageCell>();
+const fieldsToCells = (day: string, team: string, project: string, fields: Record<string, string>): UsageRecord[] => {
+  const cells = new Map<string, UsageRecord>();
   for (const [field, value] of Object.entries(fields)) {
     const space = field.indexOf(' ');
     const counter = field.slice(0, space);
@@ -70,7 +57,7 @@ const fieldsToCells = (day: string, team: string, project: string, fields: Recor
  * Delivery is at-least-once: only a MULTI whose reply is lost after it ran can be counted twice.
  */
 export class RedisUsageStore implements UsageStore {
-  private pending = new Map<string, UsageCell>();
+  private pending = new Map<string, UsageRecord>();
   private writing: Promise<void> | null = null;
   private batchTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -84,8 +71,7 @@ export class RedisUsageStore implements UsageStore {
   };
 
   constructor(
-    private readonly redis: RedisLike,
-    private readonly owned: boolean,
+    private readonly redis: RedisConnection,
     private readonly prefix: string,
     private readonly events: UsageStoreEvents,
     options: UsageStoreOptions,
@@ -144,7 +130,6 @@ export class RedisUsageStore implements UsageStore {
     for (const cell of this.pending.values()) this.events.onUsageDropped?.(cell);
     this.pending.clear();
     this.wakeFlushers();
-    if (this.owned) await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
   private clearTimers(): void {
@@ -200,14 +185,14 @@ export class RedisUsageStore implements UsageStore {
   private async writePending(): Promise<boolean> {
     const batch = this.pending;
     this.pending = new Map();
-    const byDay = new Map<string, Array<[string, UsageCell]>>();
+    const byDay = new Map<string, Array<[string, UsageRecord]>>();
     for (const entry of batch) {
       const day = entry[1].day;
       const entries = byDay.get(day);
       if (entries === undefined) byDay.set(day, [entry]);
       else entries.push(entry);
     }
-    const failed = new Map<string, UsageCell>();
+    const failed = new Map<string, UsageRecord>();
     await Promise.all(
       [...byDay].map(async ([day, entries]) => {
         try {
@@ -223,7 +208,7 @@ export class RedisUsageStore implements UsageStore {
     return false;
   }
 
-  private async writeDay(day: string, entries: Array<[string, UsageCell]>): Promise<void> {
+  private async writeDay(day: string, entries: Array<[string, UsageRecord]>): Promise<void> {
     const tag = `${this.prefix}usage:{${day}}`;
     const pairs = new Set<string>();
     const multi = this.redis.multi();
@@ -243,7 +228,7 @@ export class RedisUsageStore implements UsageStore {
   }
 
   /** Puts failed cells back ahead of newer ones, so overflow drops the oldest counts first. */
-  private rebatch(failed: Map<string, UsageCell>): void {
+  private rebatch(failed: Map<string, UsageRecord>): void {
     for (const [key, cell] of this.pending) {
       const older = failed.get(key);
       if (older === undefined) failed.set(key, cell);
@@ -262,10 +247,10 @@ export class RedisUsageStore implements UsageStore {
     }
   }
 
-  private async readCells(q: UsageQuery): Promise<UsageCell[]> {
+  private async readCells(q: UsageQuery): Promise<UsageRecord[]> {
     const days = daysInRange(q.from, q.to);
     const members = await Promise.all(days.map((day) => this.redis.smembers(`${this.prefix}usage:{${day}}:projects`)));
-    const reads: Array<Promise<UsageCell[]>> = [];
+    const reads: Array<Promise<UsageRecord[]>> = [];
     days.forEach((day, i) => {
       for (const pair of members[i] ?? []) {
         const slash = pair.indexOf('/');

@@ -1,23 +1,6 @@
+import { JsonTap } from './json-tap.js';
 import { SseTap } from './sse-tap.js';
-import { parseJsonOrUndefined, readModel, readUsage, type Usage } from './usage.js';
-
-/** What a tap saw once the upstream response ended. */
-export interface TapResult {
-  /** Bytes still held back that the client must still get (null: nothing). */
-  tail: Buffer | null;
-  usage: Usage | null;
-  model: string | null;
-}
-
-/** Sits on the upstream response body while the proxy relays it chunk by chunk. */
-export interface ResponseTap {
-  /** May this tap change the bytes (drop the forced usage event)? If not, Content-Length stays valid. */
-  readonly rewrites: boolean;
-  /** Returns the bytes to send to the client for this upstream chunk (the same Buffer when unchanged — no copy on the common path). */
-  write(chunk: Buffer): Buffer;
-  /** Upstream ended; returns any bytes still held back (usually empty) and the usage seen, or null. */
-  end(): TapResult;
-}
+import { NOTHING_SEEN, type ResponseTap, type TapResult } from './tap.js';
 
 export interface ResponseTapOptions {
   /** Cut the usage-only event out of an SSE stream (the gateway forced `include_usage`). */
@@ -32,43 +15,13 @@ export interface ResponseTapOptions {
 
 const DEFAULT_MAX_JSON_BYTES = 8 * 1024 ** 2;
 const DEFAULT_MAX_EVENT_BYTES = 1024 ** 2;
-const NOTHING: TapResult = Object.freeze({ tail: null, usage: null, model: null });
 
 /** For bodies that carry no usage the gateway can read. */
 const passThrough: ResponseTap = Object.freeze({
   rewrites: false,
   write: (chunk: Buffer): Buffer => chunk,
-  end: (): TapResult => NOTHING,
+  end: (): TapResult => NOTHING_SEEN,
 });
-
-/** Keeps references to a non-stream reply's chunks (up to a bound) and parses them once at the end. */
-class JsonTap implements ResponseTap {
-  readonly rewrites = false;
-  private chunks: Buffer[] | null = [];
-  private bytes = 0;
-
-  constructor(private readonly maxBytes: number) {}
-
-  write(chunk: Buffer): Buffer {
-    if (this.chunks !== null) {
-      this.bytes += chunk.length;
-      if (this.bytes > this.maxBytes) this.chunks = null;
-      else this.chunks.push(chunk);
-    }
-    return chunk;
-  }
-
-  end(): TapResult {
-    const chunks = this.chunks;
-    this.chunks = null;
-    if (chunks === null || chunks.length === 0) return NOTHING;
-    // Most replies arrive in one chunk: decode it in place rather than concat a copy first.
-    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.bytes);
-    const reply = parseJsonOrUndefined(body.toString('utf8'));
-    if (typeof reply !== 'object' || reply === null) return NOTHING;
-    return { tail: null, usage: readUsage((reply as Record<string, unknown>).usage), model: readModel(reply) };
-  }
-}
 
 const mediaTypeOf = (contentType: string | undefined): string =>
   (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();

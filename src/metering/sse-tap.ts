@@ -1,7 +1,7 @@
 import { SseEventBoundaries } from './sse-boundaries.js';
 import { eventData, mayCarryUsage } from './sse-event.js';
 import { parseJsonOrUndefined, readModel, readUsage, type Usage } from './usage.js';
-import type { ResponseTap, TapResult } from './response-tap.js';
+import type { ResponseTap, TapResult } from './tap.js';
 
 const EMPTY = Buffer.alloc(0);
 

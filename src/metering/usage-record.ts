@@ -1,7 +1,15 @@
-import type { UsageCell, UsageCounts } from './usage-query.js';
+export interface UsageCounts {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
 
-/** One metered request (or several, summed) as the proxy reports it. */
-export interface UsageRecord {
+/**
+ * One metered request as the pipeline reports it, and the finest grain the stores keep: one
+ * UTC day × team × project × model × key, with counts summed.
+ */
+export interface UsageRecord extends UsageCounts {
   /** UTC day, YYYY-MM-DD (see utcDay()). */
   day: string;
   team: string;
@@ -9,10 +17,6 @@ export interface UsageRecord {
   model: string;
   /** The key id or JWT subject; never the secret. */
   keyId: string;
-  requests: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
 }
 
 /** Counts are stored with HINCRBY: whole, non-negative numbers only. */
@@ -22,7 +26,7 @@ const count = (value: number): number => (Number.isFinite(value) && value > 0 ? 
 export const cellKey = (r: UsageRecord): string => JSON.stringify([r.day, r.team, r.project, r.model, r.keyId]);
 
 /** A fresh cell holding a sanitised copy of a record (callers may reuse their record object). */
-export function toCell(r: UsageRecord): UsageCell {
+export function toCell(r: UsageRecord): UsageRecord {
   return {
     day: r.day,
     team: r.team,
@@ -45,7 +49,7 @@ export function addCounts(cell: UsageCounts, counts: UsageCounts): void {
 }
 
 /** Adds a record into a map of cells keyed by cellKey; returns true when it made a new cell. */
-export function addToCells(cells: Map<string, UsageCell>, r: UsageRecord, key: string = cellKey(r)): boolean {
+export function addToCells(cells: Map<string, UsageRecord>, r: UsageRecord, key: string = cellKey(r)): boolean {
   const cell = cells.get(key);
   if (cell === undefined) {
     cells.set(key, toCell(r));

@@ -1,12 +1,5 @@
-import type { Cluster, Redis } from 'ioredis';
-import type { Config } from '../config/index.js';
-import { MemoryUsageStore } from './memory-usage-store.js';
-import { connectUsageRedis, RedisUsageStore } from './redis-usage-store.js';
-import type { UsageQuery, UsageRow } from './usage-query.js';
+import type { UsageQuery, UsageRow } from './usage-aggregate.js';
 import type { UsageRecord } from './usage-record.js';
-
-/** A single Redis or a Redis Cluster client (ioredis). */
-export type RedisLike = Redis | Cluster;
 
 /** Where metered usage is added up and read back by the admin API. */
 export interface UsageStore {
@@ -16,7 +9,7 @@ export interface UsageStore {
   query(q: UsageQuery): Promise<UsageRow[]>;
   /** Resolves once everything recorded so far is in the store, or the store is closed (waits through an outage: bound it). */
   flush(): Promise<void>;
-  /** One last write attempt, then releases what the store owns (not a shared client). */
+  /** One last write attempt, then stops (a connection it was given stays open: its maker closes it). */
   close(): Promise<void>;
 }
 
@@ -32,22 +25,4 @@ export interface UsageStoreOptions {
   maxPendingCells?: number;
   /** How long records are coalesced before one write to Redis (default 100 ms). */
   batchDelayMs?: number;
-}
-
-/**
- * The redis store when `redis.url` or `redis.cluster` is configured (or a client is passed, to
- * share connections; it must not use ioredis' own `keyPrefix`: keys are prefixed here with
- * `config.redis.keyPrefix`), else the in-memory store.
- */
-export function createUsageStore(
-  config: Config,
-  events: UsageStoreEvents,
-  redis?: RedisLike,
-  options: UsageStoreOptions = {},
-): UsageStore {
-  const clustered = config.redis.cluster !== undefined && config.redis.cluster.length > 0;
-  if (redis === undefined && !clustered && config.redis.url === '') return new MemoryUsageStore();
-  const owned = redis === undefined;
-  const client = redis ?? connectUsageRedis(config);
-  return new RedisUsageStore(client, owned, config.redis.keyPrefix, events, options);
 }

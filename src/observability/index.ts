@@ -3,14 +3,13 @@ export {
   LATENCY_BUCKETS,
   OVERHEAD_BUCKETS,
   OTHER_LABEL,
-  type CounterOf,
-  type GaugeOf,
-  type HistogramOf,
+  type KnownLabels,
   type Metrics,
   type MetricsOptions,
   type RequestLabels,
   type RouteMetrics,
   type TeamProject,
-  type TokenType,
-  type UpstreamErrorKind,
 } from './metrics.js';
+export { createLogger, type Logger } from './logger.js';
+export { requestIdFor } from './request-id.js';
+export { createMetricsEndpoint } from './metrics-endpoint.js';

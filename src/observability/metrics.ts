@@ -1,27 +1,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-
-/** Token direction in `tollgate_tokens_total{type}`. */
-export type TokenType = 'prompt' | 'completion';
-/** What went wrong talking to an upstream, in `tollgate_upstream_errors_total{kind}`. */
-export type UpstreamErrorKind = 'connect' | 'timeout' | 'reset';
-
-/** A counter whose every call must carry the full label set `L`. */
-export interface CounterOf<L> {
-  inc(labels: L, value?: number): void;
-  labels(labels: L): { inc(value?: number): void };
-}
-/** A gauge whose every call must carry the full label set `L`. */
-export interface GaugeOf<L> {
-  inc(labels: L, value?: number): void;
-  dec(labels: L, value?: number): void;
-  set(labels: L, value: number): void;
-  labels(labels: L): { inc(value?: number): void; dec(value?: number): void; set(value: number): void };
-}
-/** A histogram whose every call must carry the full label set `L`. */
-export interface HistogramOf<L> {
-  observe(labels: L, value: number): void;
-  labels(labels: L): { observe(value: number): void };
-}
+import { AuthFailure } from '../auth/failure.js';
+import type { GatewayError } from '../errors.js';
+import { LIMIT_NAMES } from '../limits/kinds.js';
+import { PROJECT_FORBIDDEN } from '../projects/index.js';
+import { UPSTREAM_ERROR_KINDS, type UpstreamErrorKind } from '../proxy/upstream-error.js';
 
 /** `route` is always the route template (e.g. `/v1/preview/models/{model_id}`), never a raw path. */
 export interface RequestLabels {
@@ -34,43 +16,48 @@ export interface TeamProject {
   project: string;
 }
 
-/** Pre-bound children for one route/method/upstream: the hot path records without building label objects. */
-export interface RouteMetrics {
-  /** `tollgate_requests_total` child for this status (cached per status code). */
-  requests(status: number): { inc(value?: number): void };
-  readonly duration: { observe(seconds: number): void };
-  readonly ttfb: { observe(seconds: number): void };
-  readonly overhead: { observe(seconds: number): void };
-  readonly inflight: { inc(value?: number): void; dec(value?: number): void };
-  readonly validationFailures: { inc(value?: number): void };
+interface Inc {
+  inc(value?: number): void;
+}
+interface Observe {
+  observe(value: number): void;
 }
 
+/** The series of one route/method/upstream, bound once: the hot path records without building label objects. */
+export interface RouteMetrics {
+  /** `tollgate_requests_total` child for this status (cached per status code). */
+  requests(status: number): Inc;
+  readonly duration: Observe;
+  readonly ttfb: Observe;
+  readonly overhead: Observe;
+  readonly inflight: Inc & { dec(value?: number): void };
+  readonly validationFailures: Inc;
+  /** A request of this route arrived (in flight until finished()). */
+  started(): void;
+  /** It is over: counted under the status the client saw, with its whole duration. */
+  finished(status: number, seconds: number): void;
+}
+
+/** What the gateway records, in its own words; prom-client stays inside this module. */
 export interface Metrics {
   readonly registry: Registry;
-  readonly requests: CounterOf<RequestLabels & { status: number }>;
-  readonly requestDuration: HistogramOf<RequestLabels>;
-  readonly upstreamTtfb: HistogramOf<{ route: string; upstream: string }>;
-  readonly overhead: HistogramOf<{ route: string }>;
-  readonly tokens: CounterOf<TeamProject & { model: string; type: TokenType }>;
-  readonly rateLimitRejections: CounterOf<{ scope: string; limit: string }>;
-  readonly authFailures: CounterOf<{ reason: string }>;
-  readonly validationFailures: CounterOf<{ route: string }>;
-  readonly inflight: GaugeOf<{ route: string }>;
-  readonly upstreamErrors: CounterOf<{ upstream: string; kind: UpstreamErrorKind }>;
-  readonly storeErrors: CounterOf<{ store: string }>;
-  readonly trainingJobsCreated: CounterOf<TeamProject & { kind: string }>;
-  /** Children for one route, built on first use and reused (call at app build time). */
+  /** The series of one route (built on first use and reused). */
   forRoute(labels: RequestLabels): RouteMetrics;
   /**
    * The team/project label pair to record, bounded by `maxTeamProjects`: pairs seen before the
    * limit keep their names, later ones become `__other__`. Returns a shared object (no allocation).
    */
   teamProject(team: string, project: string): TeamProject;
-  /**
-   * The `model` label to record, bounded by `maxModels`: model names come from clients, so the
-   * first `maxModels` distinct names keep their label and later ones become `__other__`.
-   */
+  /** The `model` label to record, bounded by `maxModels` (model names come from clients). */
   modelLabel(model: string): string;
+  recordTokens(team: string, project: string, model: string, tokens: { prompt_tokens: number; completion_tokens: number }): void;
+  recordTrainingJob(team: string, project: string, kind: string): void;
+  recordAuthFailure(reason: string): void;
+  /** A request refused by the gateway: counted as an auth failure when that is what it is (401, 403 project). */
+  recordRefusal(error: GatewayError): void;
+  recordRejection(scope: string, limit: string): void;
+  recordUpstreamError(upstream: string, kind: UpstreamErrorKind): void;
+  recordStoreError(store: string): void;
   /** The exposition text; concurrent scrapes share one rendering. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -78,6 +65,7 @@ export interface Metrics {
 /**
  * Label values known before any request: their series are created at 0 so that the first
  * error after start-up shows as an increase (a series born at 1 has no increase to rate()).
+ * Limit names and upstream error kinds come from their own tables.
  */
 export interface KnownLabels {
   readonly upstreams: readonly string[];
@@ -86,8 +74,6 @@ export interface KnownLabels {
 }
 
 const LIMIT_SCOPES = ['key', 'project'] as const;
-const LIMIT_NAMES = ['rpm', 'tpm', 'concurrency', 'tokensPerDay'] as const;
-const UPSTREAM_ERROR_KINDS: readonly UpstreamErrorKind[] = ['connect', 'timeout', 'reset'];
 
 export interface MetricsOptions {
   /** Series to create at zero (see KnownLabels). */
@@ -113,23 +99,13 @@ export const OTHER_LABEL = '__other__';
  * prom-client's gauges named `*_total` fail `promtool check metrics` (SPEC 8); each is the sum of
  * its per-type sibling (`nodejs_active_handles` etc.), which stays.
  */
-const MISNAMED_DEFAULT_METRICS = [
-  'nodejs_active_handles_total',
-  'nodejs_active_requests_total',
-  'nodejs_active_resources_total',
-];
+const MISNAMED_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]): Counter<L> {
   return new Counter({ name, help, labelNames, registers: [registry] });
 }
 
-function histogram<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: L[],
-  buckets: readonly number[],
-): Histogram<L> {
+function histogram<L extends string>(registry: Registry, name: string, help: string, labelNames: L[], buckets: readonly number[]): Histogram<L> {
   return new Histogram({ name, help, labelNames, buckets: [...buckets], registers: [registry] });
 }
 
@@ -179,31 +155,46 @@ function createHandles(registry: Registry) {
 
 type Handles = ReturnType<typeof createHandles>;
 
-function routeMetricsFactory(handles: Handles): (labels: RequestLabels) => RouteMetrics {
-  const cache = new Map<string, RouteMetrics>();
+function bindRoute(handles: Handles, labels: RequestLabels): RouteMetrics {
+  const byStatus = new Map<number, Inc>();
+  const route = { route: labels.route };
+  const requests = (status: number): Inc => {
+    let child = byStatus.get(status);
+    if (!child) {
+      child = handles.requests.labels({ ...labels, status });
+      byStatus.set(status, child);
+    }
+    return child;
+  };
+  const duration = handles.requestDuration.labels(labels);
+  const inflight = handles.inflight.labels(route);
+  return {
+    requests,
+    duration,
+    ttfb: handles.upstreamTtfb.labels({ route: labels.route, upstream: labels.upstream }),
+    overhead: handles.overhead.labels(route),
+    inflight,
+    validationFailures: handles.validationFailures.labels(route),
+    started: () => inflight.inc(),
+    finished(status, seconds) {
+      requests(status).inc();
+      duration.observe(seconds);
+      inflight.dec();
+    },
+  };
+}
+
+/** Route metrics by method, then template, then upstream: found without building a key string. */
+function routeCache(handles: Handles): (labels: RequestLabels) => RouteMetrics {
+  const cache = new Map<string, Map<string, Map<string, RouteMetrics>>>();
   return (labels) => {
-    const key = `${labels.method} ${labels.route} ${labels.upstream}`;
-    const cached = cache.get(key);
-    if (cached) return cached;
-    const byStatus = new Map<number, { inc(value?: number): void }>();
-    const route = { route: labels.route };
-    const built: RouteMetrics = {
-      requests(status) {
-        let child = byStatus.get(status);
-        if (!child) {
-          child = handles.requests.labels({ ...labels, status });
-          byStatus.set(status, child);
-        }
-        return child;
-      },
-      duration: handles.requestDuration.labels(labels),
-      ttfb: handles.upstreamTtfb.labels({ route: labels.route, upstream: labels.upstream }),
-      overhead: handles.overhead.labels(route),
-      inflight: handles.inflight.labels(route),
-      validationFailures: handles.validationFailures.labels(route),
-    };
-    cache.set(key, built);
-    return built;
+    let byRoute = cache.get(labels.method);
+    if (!byRoute) cache.set(labels.method, (byRoute = new Map()));
+    let byUpstream = byRoute.get(labels.route);
+    if (!byUpstream) byRoute.set(labels.route, (byUpstream = new Map()));
+    let bound = byUpstream.get(labels.upstream);
+    if (!bound) byUpstream.set(labels.upstream, (bound = bindRoute(handles, { ...labels })));
+    return bound;
   };
 }
 
@@ -238,27 +229,72 @@ function teamProjectGuard(max: number): (team: string, project: string) => TeamP
   };
 }
 
+/**
+ * `tollgate_tokens_total` children per team/project pair and model, bound once: a labelled
+ * inc() validates and hashes its label object on every call. Bounded by the label guards
+ * (teamProject() hands out one shared object per pair).
+ */
+function tokenCounters(handles: Handles): (pair: TeamProject, model: string) => { prompt: Inc; completion: Inc } {
+  const byPair = new WeakMap<TeamProject, Map<string, { prompt: Inc; completion: Inc }>>();
+  return (pair, model) => {
+    let byModel = byPair.get(pair);
+    if (!byModel) byPair.set(pair, (byModel = new Map()));
+    let children = byModel.get(model);
+    if (!children) {
+      children = {
+        prompt: handles.tokens.labels({ ...pair, model, type: 'prompt' }),
+        completion: handles.tokens.labels({ ...pair, model, type: 'completion' }),
+      };
+      byModel.set(model, children);
+    }
+    return children;
+  };
+}
+
+/** The reason label of an auth failure, or undefined for refusals that are not about who is calling. */
+function authFailureReason(error: GatewayError): string | undefined {
+  if (error instanceof AuthFailure) return error.reason;
+  return error.code === PROJECT_FORBIDDEN ? PROJECT_FORBIDDEN : undefined;
+}
+
+function zeroKnownSeries(handles: Handles, known: KnownLabels): void {
+  // inc(…, 0) creates the series; labels() alone does not.
+  for (const scope of LIMIT_SCOPES) for (const limit of LIMIT_NAMES) handles.rateLimitRejections.inc({ scope, limit }, 0);
+  for (const upstream of known.upstreams) for (const kind of UPSTREAM_ERROR_KINDS) handles.upstreamErrors.inc({ upstream, kind }, 0);
+  for (const reason of known.authFailureReasons) handles.authFailures.inc({ reason }, 0);
+  for (const store of known.stores) handles.storeErrors.inc({ store }, 0);
+}
+
 /** Builds the gateway's metrics on a private registry (never prom-client's global one). */
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   for (const name of MISNAMED_DEFAULT_METRICS) registry.removeSingleMetric(name);
   const handles = createHandles(registry);
-  const known = options.knownLabels;
-  if (known) {
-    // inc(…, 0) creates the series; labels() alone does not.
-    for (const scope of LIMIT_SCOPES) for (const limit of LIMIT_NAMES) handles.rateLimitRejections.inc({ scope, limit }, 0);
-    for (const upstream of known.upstreams) for (const kind of UPSTREAM_ERROR_KINDS) handles.upstreamErrors.inc({ upstream, kind }, 0);
-    for (const reason of known.authFailureReasons) handles.authFailures.inc({ reason }, 0);
-    for (const store of known.stores) handles.storeErrors.inc({ store }, 0);
-  }
+  if (options.knownLabels) zeroKnownSeries(handles, options.knownLabels);
+  const teamProject = teamProjectGuard(options.maxTeamProjects ?? 500);
+  const modelLabel = modelGuard(options.maxModels ?? 200);
+  const tokensOf = tokenCounters(handles);
   let rendering: Promise<string> | null = null;
   return {
     registry,
-    ...handles,
-    forRoute: routeMetricsFactory(handles),
-    teamProject: teamProjectGuard(options.maxTeamProjects ?? 500),
-    modelLabel: modelGuard(options.maxModels ?? 200),
+    forRoute: routeCache(handles),
+    teamProject,
+    modelLabel,
+    recordTokens(team, project, model, tokens) {
+      const counters = tokensOf(teamProject(team, project), modelLabel(model));
+      counters.prompt.inc(tokens.prompt_tokens);
+      counters.completion.inc(tokens.completion_tokens);
+    },
+    recordTrainingJob: (team, project, kind) => handles.trainingJobsCreated.inc({ ...teamProject(team, project), kind }),
+    recordAuthFailure: (reason) => handles.authFailures.inc({ reason }),
+    recordRefusal(error) {
+      const reason = authFailureReason(error);
+      if (reason !== undefined) handles.authFailures.inc({ reason });
+    },
+    recordRejection: (scope, limit) => handles.rateLimitRejections.inc({ scope, limit }),
+    recordUpstreamError: (upstream, kind) => handles.upstreamErrors.inc({ upstream, kind }),
+    recordStoreError: (store) => handles.storeErrors.inc({ store }),
     async render() {
       // A burst of scrapes (several Prometheus replicas) costs one serialisation.
       rendering ??= registry.metrics().finally(() => {

@@ -5,29 +5,44 @@ import type { Usage } from '../metering/index.js';
 import type { RouteMetrics } from '../observability/index.js';
 import type { ForwardHandle, RouteSpec } from '../proxy/index.js';
 
+/** Who is calling and for which team/project: the first two steps' result. */
+export interface Caller {
+  readonly principal: Principal;
+  readonly project: ProjectRef;
+}
+
+/** What the chat body step learned: the model asked for and the tokens to reserve. */
+export interface ChatTerms {
+  readonly model: string;
+  readonly estimatedTokens: number;
+}
+
+/** The request's trip upstream, from the moment it left. */
+export interface UpstreamLeg {
+  /** When the request left for the upstream (overhead ends here). */
+  readonly sentAt: number;
+  handle: ForwardHandle;
+  /** When the upstream's response headers arrived. */
+  respondedAt?: number;
+  /** The upstream body was relayed to its end. */
+  completed: boolean;
+  usage: Usage | null;
+  /** The model the upstream says answered (may differ from the requested alias). */
+  usageModel?: string;
+}
+
 /**
- * Everything the gateway learns about one /v1 request as it moves through the pipeline.
- * Each step fills in its part; `complete` reads it once the response is over.
+ * The summary of one /v1 request, assembled for completion (settle, meter, log) as the
+ * pipeline's steps return: each field is the typed result of one step, set once by the
+ * handler, and absent when the request never got that far.
  */
 export class Exchange {
   readonly startedAt = performance.now();
-  principal?: Principal;
-  project?: ProjectRef;
-  model?: string;
+  caller?: Caller;
+  chat?: ChatTerms;
   admission?: Admission;
-  /** Tokens reserved before forwarding (chat only). */
-  estimatedTokens = 0;
-  usage: Usage | null = null;
-  /** The model the upstream says answered (may differ from the requested alias). */
-  usageModel?: string;
-  /** Set when the request left for the upstream (overhead ends here). */
-  sentAt?: number;
-  /** Set when upstream response headers arrived. */
-  respondedAt?: number;
-  /** The forwarded upstream request, while there is one. */
-  upstream?: ForwardHandle;
-  /** The upstream body was relayed to the end. */
-  completed = false;
+  leg?: UpstreamLeg;
+  /** The code of the refusal or failure that answered it (for the log line). */
   errorCode?: string;
 
   constructor(
@@ -35,7 +50,7 @@ export class Exchange {
     readonly route: RouteSpec,
     readonly method: string,
     readonly res: ServerResponse,
-    /** This route's metric children, looked up once per request. */
+    /** This route's metric series, looked up once per request. */
     readonly metrics: RouteMetrics,
   ) {}
 
@@ -46,6 +61,6 @@ export class Exchange {
 
   /** Total tokens to settle the reservation to: what the upstream reported, else nothing used. */
   get usedTokens(): number {
-    return this.usage?.total_tokens ?? 0;
+    return this.leg?.usage?.total_tokens ?? 0;
   }
 }

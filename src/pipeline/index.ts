@@ -1,28 +1,15 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Stream } from 'node:stream';
-import { AuthFailure, type Authenticator } from '../auth/index.js';
+import type { Authenticator } from '../auth/index.js';
 import type { Config } from '../config/index.js';
-import { asGatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
-import { createResponseTap, forceStreamUsage, type ResponseTap } from '../metering/index.js';
-import { requestIdFor } from '../observability/request-id.js';
-import { PROJECT_FORBIDDEN, resolveProject } from '../projects/index.js';
-import {
-  assertDeclaredLength,
-  BodyLimitCounter,
-  BufferedBody,
-  forwardableHeaders,
-  readBody,
-  relayResponse,
-  type RouteSpec,
-  type Upstream,
-  type UpstreamName,
-} from '../proxy/index.js';
-import { renderValidationBody, validateChatBody } from '../validation/index.js';
+import { requestIdFor } from '../observability/index.js';
+import { resolveProject } from '../projects/index.js';
+import type { RouteSpec, Upstream, UpstreamName } from '../proxy/index.js';
+import { bodySettings, prepareBody } from './body.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
-import { Exchange } from './exchange.js';
-import { RouteMetricsCache } from './route-metrics.js';
-import { estimateChatTokens } from './token-estimate.js';
+import { Exchange, type Caller } from './exchange.js';
+import { failExchange } from './fail.js';
+import { forwardExchange, type ForwardDeps } from './forward.js';
 
 /** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
 export interface PipelineDeps extends CompletionDeps {
@@ -32,167 +19,92 @@ export interface PipelineDeps extends CompletionDeps {
   readonly upstreams: Readonly<Record<UpstreamName, Upstream>>;
 }
 
-/** What the request carries upstream once the gateway has looked at its body. */
-interface PreparedBody {
-  readonly stream: Stream | undefined;
-  readonly tap: (upstreamResponse: IncomingMessage) => ResponseTap | undefined;
-}
-
-const NO_BODY: PreparedBody = { stream: undefined, tap: () => undefined };
-
 export interface V1Handler {
   handle(req: IncomingMessage, res: ServerResponse, route: RouteSpec): void;
   /** Resolves once no exchange is open (each completed one has started settling its limits). */
   idle(): Promise<void>;
 }
 
+/** Behind no trusted proxy, X-Forwarded-* from the client are dropped: the gateway sets its own. */
+const CLIENT_FORWARDING_HEADERS = ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port'];
+
 /**
  * Builds the handler for every /v1 route: auth → project → body → limits → upstream → tap →
- * settle. Each step hands the next what it learned through the Exchange; failures go through
- * one renderer.
+ * settle. Each step hands the next a typed value; what the route does at each step is read
+ * from its spec; every failure goes through failExchange.
  */
 export function createV1Handler(deps: PipelineDeps): V1Handler {
   const { config, metrics } = deps;
   const projectHeader = config.metering.projectHeader.toLowerCase();
-  const limitedKinds = new Set(['chat', 'models', 'preview']);
-  /** Behind no trusted proxy, X-Forwarded-* from the client are dropped: the gateway sets its own. */
-  const untrustedHeaders: ReadonlySet<string> = new Set(
-    config.server.trustProxy ? [] : ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port'],
-  );
-
-  const prepareChatBody = async (req: IncomingMessage, res: ServerResponse, exchange: Exchange): Promise<PreparedBody | null> => {
-    const raw = await readBody(req, config.server.bodyLimit);
-    const validation = validateChatBody(raw, req.headers['content-type']);
-    if (!validation.ok) {
-      exchange.metrics.validationFailures.inc();
-      const body = renderValidationBody(validation.detail);
-      res.writeHead(422, { 'x-request-id': exchange.id, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-      return null;
-    }
-    exchange.model = validation.body.model;
-    exchange.estimatedTokens = estimateChatTokens(validation.body, config.rateLimits.defaultCompletionTokens);
-    const { bytes, forced } = config.metering.forceStreamUsage ? forceStreamUsage(raw, validation.body) : { bytes: raw, forced: false };
-    // Usage is read from the response body: it must arrive uncompressed to be metered.
-    req.headers['accept-encoding'] = 'identity';
-    // The parser consumed the client's stream: re-send the original bytes with their exact length
-    // (a chunked request's transfer-encoding, hop-by-hop, is dropped in forward()).
-    req.headers['content-length'] = String(bytes.length);
-    return {
-      stream: new BufferedBody(bytes),
-      tap: (upstreamResponse) =>
-        createResponseTap(upstreamResponse.headers['content-type'], { dropUsageChunk: forced, contentEncoding: upstreamResponse.headers['content-encoding'] }),
-    };
+  const bodies = bodySettings(config);
+  const fail = (exchange: Exchange, err: unknown): void => failExchange(exchange, err, deps);
+  const forwarding: ForwardDeps = {
+    metrics,
+    upstreams: deps.upstreams,
+    untrustedHeaders: new Set(config.server.trustProxy ? [] : CLIENT_FORWARDING_HEADERS),
+    fail,
   };
 
-  const preparePreviewBody = (req: IncomingMessage, exchange: Exchange): PreparedBody => {
-    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return NO_BODY;
-    // Uploads can be hundreds of MB: stream them through, counting, never buffering.
-    const counter = new BodyLimitCounter(config.server.streamBodyLimit);
-    counter.once('error', (err) => {
-      exchange.upstream?.abort();
-      fail(exchange, err);
-    });
-    req.pipe(counter);
-    return { stream: counter, tap: () => undefined };
-  };
-
-  const fail = (exchange: Exchange, err: unknown): void => {
-    const error = asGatewayError(err);
-    if (error.status === 500) deps.logger.error({ requestId: exchange.id, err }, 'unhandled error');
-    exchange.errorCode = error.code;
-    if (!exchange.res.headersSent) {
-      exchange.res.setHeader('x-request-id', exchange.id);
-      // Refused before its body was read (an upload answered 401/429/413): close rather than
-      // let Node read and discard what may be hundreds of MB still coming.
-      if (!exchange.res.req.complete) exchange.res.setHeader('connection', 'close');
-      // An admitted request that fails later (502/504/413) still tells the client where its limits stand.
-      for (const [name, value] of Object.entries(exchange.admission?.headers ?? {})) exchange.res.setHeader(name, value);
-    }
-    if (err instanceof AuthFailure) metrics.authFailures.inc({ reason: err.reason });
-    else if (error.code === PROJECT_FORBIDDEN) metrics.authFailures.inc({ reason: PROJECT_FORBIDDEN });
-    writeError(exchange.res, error);
-  };
-
-  const forward = (req: IncomingMessage, exchange: Exchange, body: PreparedBody, ownHeaders: OutgoingHttpHeaders): void => {
-    const { route, res } = exchange;
-    const upstream = deps.upstreams[route.upstream];
-    // http-proxy-3 sends req.headers (adding X-Forwarded-* after the client's trusted ones).
-    req.headers = forwardableHeaders(req.headers, untrustedHeaders);
-    req.headers['x-request-id'] = exchange.id;
-    exchange.sentAt = performance.now();
-    const routeMetrics = exchange.metrics;
-    routeMetrics.overhead.observe((exchange.sentAt - exchange.startedAt) / 1000);
-    exchange.upstream = upstream.forward(req, res, body.stream, {
-      onResponse(upstreamResponse) {
-        exchange.respondedAt = performance.now();
-        routeMetrics.ttfb.observe((exchange.respondedAt - exchange.sentAt!) / 1000);
-        const tap = upstreamResponse.statusCode === 200 ? body.tap(upstreamResponse) : undefined;
-        relayResponse(upstreamResponse, res, ownHeaders, tap, ({ completed, tapResult }) => {
-          exchange.completed = completed;
-          if (tapResult) {
-            exchange.usage = tapResult.usage;
-            exchange.usageModel = tapResult.model ?? undefined;
-          }
-        });
-      },
-      onFailure(kind, error) {
-        metrics.upstreamErrors.inc({ upstream: route.upstream, kind });
-        fail(exchange, error);
-      },
-    });
+  const identify = async (req: IncomingMessage): Promise<Caller> => {
+    const principal = await deps.authenticator.authenticate(req.headers.authorization);
+    const value = req.headers[projectHeader];
+    const project = resolveProject(principal, Array.isArray(value) ? value[0] : value, config.metering.projectHeader);
+    return { principal, project };
   };
 
   const handle = async (req: IncomingMessage, exchange: Exchange): Promise<void> => {
-    const { route, res } = exchange;
-    const principal = await deps.authenticator.authenticate(req.headers.authorization);
-    exchange.principal = principal;
-    const projectValue = req.headers[projectHeader];
-    exchange.project = resolveProject(principal, Array.isArray(projectValue) ? projectValue[0] : projectValue, config.metering.projectHeader);
-
-    let body = NO_BODY;
-    if (route.kind === 'chat') {
-      const chat = await prepareChatBody(req, res, exchange);
-      if (!chat) return;
-      body = chat;
-    } else if (route.kind === 'preview') {
-      assertDeclaredLength(req, config.server.streamBodyLimit);
-    }
-
+    const { route } = exchange;
+    const caller = (exchange.caller = await identify(req));
+    const body = await prepareBody(route, req, bodies);
+    exchange.chat = body.chat;
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
-    if (limitedKinds.has(route.kind)) {
-      const admission = await deps.limiter.admit({ principal, project: exchange.project, estimatedTokens: exchange.estimatedTokens });
-      exchange.admission = admission;
+    if (route.limited) {
+      const estimatedTokens = body.chat?.estimatedTokens ?? 0;
+      const admission = (exchange.admission = await deps.limiter.admit({ ...caller, estimatedTokens }));
       Object.assign(ownHeaders, admission.headers);
     }
-    if (route.kind === 'preview') body = preparePreviewBody(req, exchange);
-    forward(req, exchange, body, ownHeaders);
+    forwardExchange(req, exchange, body, ownHeaders, forwarding);
   };
 
-  const routeMetrics = new RouteMetricsCache(metrics);
-  let open = 0;
-  let idleWaiters: Array<() => void> = [];
+  const open = new OpenExchanges();
   return {
     handle(req, res, route) {
       const method = req.method ?? 'GET';
-      const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res, routeMetrics.of(route, method));
+      const routeMetrics = metrics.forRoute({ route: route.template, method, upstream: route.upstream });
+      const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res, routeMetrics);
       // x-request-id goes out with whichever response this is (relayed, 422 or error), not by an
       // early setHeader(): a response with no headers set yet is written from one object by Node,
       // without building its per-header table first.
-      exchange.metrics.inflight.inc();
-      open += 1;
+      routeMetrics.started();
+      open.add();
       res.once('close', () => {
         completeExchange(exchange, deps);
-        open -= 1;
-        if (open === 0 && idleWaiters.length > 0) {
-          for (const wake of idleWaiters) wake();
-          idleWaiters = [];
-        }
+        open.remove();
       });
       handle(req, exchange).catch((err: unknown) => fail(exchange, err));
     },
-    idle() {
-      return open === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
-    },
+    idle: () => open.idle(),
   };
+}
+
+/** Counts exchanges in progress, so shutdown and tests can wait until none is. */
+class OpenExchanges {
+  private count = 0;
+  private waiters: Array<() => void> = [];
+
+  add(): void {
+    this.count += 1;
+  }
+
+  remove(): void {
+    this.count -= 1;
+    if (this.count > 0 || this.waiters.length === 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  idle(): Promise<void> {
+    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
 }

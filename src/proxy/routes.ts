@@ -2,15 +2,30 @@ import { GatewayError } from '../errors.js';
 
 export type UpstreamName = 'service' | 'inference';
 
-/** What a route is, for the steps after routing: which body handling, limits and metering apply. */
-export type RouteKind = 'chat' | 'models' | 'preview' | 'health';
+/**
+ * What the gateway does with a request body:
+ * - `chat`: buffered (up to `server.bodyLimit`), validated (422 on failure), forwarded as the original bytes;
+ * - `stream`: streamed through untouched, counted against `server.streamBodyLimit` (413 past it);
+ * - `none`: no body expected; whatever is sent passes through as it comes.
+ */
+export type BodyHandling = 'chat' | 'stream' | 'none';
 
+/** How a forwarded request is metered: by the tokens of its reply, as a request, or not at all. */
+export type Metering = 'tokens' | 'requests' | 'none';
+
+/**
+ * A route's policy, as data: the pipeline reads these fields and has no per-route branches.
+ * Adding a route is an entry in ROUTES; a new behaviour is a field here and the step that reads it.
+ */
 export interface RouteSpec {
   /** The template used as the `route` metric label, e.g. `/v1/preview/models/{model_id}`. */
   readonly template: string;
   readonly methods: readonly string[];
   readonly upstream: UpstreamName;
-  readonly kind: RouteKind;
+  readonly body: BodyHandling;
+  /** Whether the request passes the limits (SPEC 6.3) and carries rate-limit headers. */
+  readonly limited: boolean;
+  readonly metering: Metering;
   /** POST of this route creates a training job of this kind (counted in metrics). */
   readonly trainingJobKind?: 'rl' | 'sft';
 }
@@ -21,20 +36,32 @@ export interface RouteMatch {
   readonly methodAllowed: boolean;
 }
 
+/** Preview routes: the training service's resources, bodies streamed, limited, counted as requests. */
+const preview = (template: string, methods: readonly string[], extra: Partial<RouteSpec> = {}): RouteSpec => ({
+  template,
+  methods,
+  upstream: 'service',
+  body: 'stream',
+  limited: true,
+  metering: 'requests',
+  ...extra,
+});
+
 /** The route table of SPEC 4 and the seed document. */
 export const ROUTES: readonly RouteSpec[] = [
-  { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', kind: 'chat' },
-  { template: '/v1/models', methods: ['GET'], upstream: 'inference', kind: 'models' },
-  { template: '/v1/preview/models', methods: ['POST'], upstream: 'service', kind: 'preview' },
-  { template: '/v1/preview/models/{model_id}', methods: ['DELETE'], upstream: 'service', kind: 'preview' },
-  { template: '/v1/preview/models/{model_id}/checkpoints', methods: ['GET', 'DELETE'], upstream: 'service', kind: 'preview' },
-  { template: '/v1/preview/models/{model_id}/log', methods: ['POST'], upstream: 'service', kind: 'preview' },
-  { template: '/v1/preview/training-jobs', methods: ['POST'], upstream: 'service', kind: 'preview', trainingJobKind: 'rl' },
-  { template: '/v1/preview/sft-training-jobs', methods: ['POST'], upstream: 'service', kind: 'preview', trainingJobKind: 'sft' },
-  { template: '/v1/preview/training-jobs/{training_job_id}', methods: ['GET'], upstream: 'service', kind: 'preview' },
-  { template: '/v1/preview/training-jobs/{training_job_id}/events', methods: ['GET'], upstream: 'service', kind: 'preview' },
-  { template: '/v1/health', methods: ['GET'], upstream: 'service', kind: 'health' },
-  { template: '/v1/system-check', methods: ['GET'], upstream: 'service', kind: 'health' },
+  { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', body: 'chat', limited: true, metering: 'tokens' },
+  { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests' },
+  preview('/v1/preview/models', ['POST']),
+  preview('/v1/preview/models/{model_id}', ['DELETE']),
+  preview('/v1/preview/models/{model_id}/checkpoints', ['GET', 'DELETE']),
+  preview('/v1/preview/models/{model_id}/log', ['POST']),
+  preview('/v1/preview/training-jobs', ['POST'], { trainingJobKind: 'rl' }),
+  preview('/v1/preview/sft-training-jobs', ['POST'], { trainingJobKind: 'sft' }),
+  preview('/v1/preview/training-jobs/{training_job_id}', ['GET']),
+  preview('/v1/preview/training-jobs/{training_job_id}/events', ['GET']),
+  // Health needs a key like every /v1 route, but is neither limited nor metered: probes must not eat quota.
+  { template: '/v1/health', methods: ['GET'], upstream: 'service', body: 'none', limited: false, metering: 'none' },
+  { template: '/v1/system-check', methods: ['GET'], upstream: 'service', body: 'none', limited: false, metering: 'none' },
 ];
 
 /** Compiles a template to a regex once: `{param}` is one non-empty segment; a trailing slash is allowed and kept. */

@@ -5,8 +5,7 @@ import { ProxyServer } from 'http-proxy-3';
 import type { UpstreamConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { UpstreamName } from './routes.js';
-
-export type UpstreamErrorKind = 'connect' | 'timeout' | 'reset';
+import type { UpstreamErrorKind } from './upstream-error.js';
 
 /** What the caller learns about one forwarded exchange. */
 export interface ForwardHandlers {

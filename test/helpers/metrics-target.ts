@@ -33,19 +33,18 @@ export async function serveMetrics(metrics: Metrics): Promise<MetricsTarget> {
  * dashboard panel filters on (e.g. 4xx/5xx statuses), so every panel query has data.
  */
 export function recordSampleTraffic(metrics: Metrics): void {
-  const chat = { route: '/v1/chat/completions', method: 'POST', upstream: 'service' };
-  for (const status of [200, 429, 502]) metrics.requests.inc({ ...chat, status });
-  metrics.requests.inc({ route: '/v1/models', method: 'GET', status: 200, upstream: 'inference' });
-  metrics.requestDuration.observe(chat, 1.5);
-  metrics.upstreamTtfb.observe({ route: chat.route, upstream: 'service' }, 0.4);
-  metrics.overhead.observe({ route: chat.route }, 0.00012);
-  metrics.tokens.inc({ team: 'team-a', project: 'prod', model: 'llama-3', type: 'prompt' }, 120);
-  metrics.tokens.inc({ team: 'team-a', project: 'prod', model: 'llama-3', type: 'completion' }, 30);
-  metrics.rateLimitRejections.inc({ scope: 'key', limit: 'rpm' });
-  metrics.authFailures.inc({ reason: 'invalid_key' });
-  metrics.validationFailures.inc({ route: chat.route });
-  metrics.inflight.inc({ route: chat.route });
-  metrics.upstreamErrors.inc({ upstream: 'service', kind: 'connect' });
-  metrics.storeErrors.inc({ store: 'redis' });
-  metrics.trainingJobsCreated.inc({ team: 'team-a', project: 'prod', kind: 'sft' });
+  const chat = metrics.forRoute({ route: '/v1/chat/completions', method: 'POST', upstream: 'service' });
+  for (const status of [200, 429, 502]) chat.requests(status).inc();
+  metrics.forRoute({ route: '/v1/models', method: 'GET', upstream: 'inference' }).requests(200).inc();
+  chat.duration.observe(1.5);
+  chat.ttfb.observe(0.4);
+  chat.overhead.observe(0.00012);
+  metrics.recordTokens('team-a', 'prod', 'llama-3', { prompt_tokens: 120, completion_tokens: 30 });
+  metrics.recordRejection('key', 'rpm');
+  metrics.recordAuthFailure('invalid_key');
+  chat.validationFailures.inc();
+  chat.started();
+  metrics.recordUpstreamError('service', 'connect');
+  metrics.recordStoreError('redis');
+  metrics.recordTrainingJob('team-a', 'prod', 'sft');
 }

@@ -1,7 +1,9 @@
 import { configSchema, type Config, type LimitSet } from '../../../src/config/schema.js';
 import type { Principal, ProjectRef } from '../../../src/auth/principal.js';
 import { GatewayError } from '../../../src/errors.js';
-import type { Admission, AdmissionRequest, Limiter, LimitEvents } from '../../../src/limits/index.js';
+import { createLimiter, createLimitStore, type Admission, type AdmissionRequest, type Limiter, type LimitEvents } from '../../../src/limits/index.js';
+import { RedisStore } from '../../../src/limits/redis-store.js';
+import { connectRedis } from '../../../src/redis/index.js';
 
 /** What a test may vary in the config; everything else is the schema's default. */
 export interface LimitSettings {
@@ -24,6 +26,32 @@ export function limitsConfig(settings: LimitSettings = {}): Config {
       commandTimeoutMs: settings.commandTimeoutMs,
     },
   });
+}
+
+/**
+ * A limiter built the way the app builds one: the store its config's mode asks for, on a Redis
+ * connection of its own, closed with the limiter. `leaseTtlMs` shortens Redis leases below the
+ * config's minimum, for tests of their expiry.
+ */
+export function buildLimiter(config: Config, events: LimitEvents, leaseTtlMs?: number): Limiter {
+  const connection = connectRedis(config.redis);
+  const onBackgroundError = (): void => events.onStoreError('redis');
+  const store =
+    connection && leaseTtlMs !== undefined
+      ? new RedisStore(connection, { replySilenceMs: config.redis.commandTimeoutMs, leaseTtlMs, onBackgroundError })
+      : createLimitStore(config, connection, onBackgroundError);
+  const limiter = createLimiter(config, store, events);
+  return {
+    admit: (request) => limiter.admit(request),
+    ready: () => limiter.ready(),
+    storeConnected: () => limiter.storeConnected(),
+    whenConnected: (timeoutMs) => limiter.whenConnected(timeoutMs),
+    settled: () => limiter.settled(),
+    async close() {
+      await limiter.close();
+      connection?.disconnect();
+    },
+  };
 }
 
 export function keyPrincipal(id: string, limits: LimitSet, team = 'team-a'): Principal {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLimiter, type Limiter } from '../../../src/limits/index.js';
+import type { Limiter } from '../../../src/limits/index.js';
 import { startRedisCluster, type TestRedisCluster } from '../../helpers/redis-cluster.js';
-import { admitAll, keyPrincipal, limitsConfig, recordEvents, request, type LimitSettings } from './limiter-fixtures.js';
+import { admitAll, buildLimiter, keyPrincipal, limitsConfig, recordEvents, request, type LimitSettings } from './limiter-fixtures.js';
 
 let cluster: TestRedisCluster;
 let instances: Limiter[] = [];
@@ -24,7 +24,7 @@ afterEach(async () => {
 /** Three gateway instances with their own Cluster connections, resolved once all are connected. */
 async function startInstances(settings: LimitSettings): Promise<Limiter[]> {
   events = [recordEvents(), recordEvents(), recordEvents()];
-  instances = events.map((e) => createLimiter(limitsConfig({ ...settings, cluster: cluster.nodes, onStoreError: 'closed' }), e));
+  instances = events.map((e) => buildLimiter(limitsConfig({ ...settings, cluster: cluster.nodes, onStoreError: 'closed' }), e));
   await vi.waitFor(() => expect(instances.every((limiter) => limiter.storeConnected())).toBe(true), { timeout: 10_000 });
   return instances;
 }

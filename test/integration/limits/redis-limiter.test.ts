@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLimiter, type Limiter, type LimiterOptions, type LimitEvents } from '../../../src/limits/index.js';
+import type { Limiter, LimitEvents } from '../../../src/limits/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { describeLimiterBehaviour } from './limiter-behaviour.js';
-import { admitAll, keyPrincipal, limitsConfig, recordEvents, refusal, request, type LimitSettings } from './limiter-fixtures.js';
+import { admitAll, buildLimiter, keyPrincipal, limitsConfig, recordEvents, refusal, request, type LimitSettings } from './limiter-fixtures.js';
 
 let redis: TestRedis;
 let inspect: Redis;
@@ -20,8 +20,8 @@ afterAll(async () => {
 });
 
 /** A limiter on the test Redis, resolved once connected. `closed`, so a fallback could never hide a failure. */
-async function redisLimiter(settings: LimitSettings, events: LimitEvents = recordEvents(), options: LimiterOptions = {}): Promise<Limiter> {
-  const limiter = createLimiter(limitsConfig({ onStoreError: 'closed', ...settings, redisUrl: redis.url }), events, options);
+async function redisLimiter(settings: LimitSettings, events: LimitEvents = recordEvents(), leaseTtlMs?: number): Promise<Limiter> {
+  const limiter = buildLimiter(limitsConfig({ onStoreError: 'closed', ...settings, redisUrl: redis.url }), events, leaseTtlMs);
   await vi.waitFor(() => expect(limiter.storeConnected()).toBe(true), { timeout: 5000 });
   return limiter;
 }
@@ -32,9 +32,9 @@ describe('limits shared by three gateway instances on one Redis', () => {
   let instances: Limiter[] = [];
   let events: Array<ReturnType<typeof recordEvents>> = [];
 
-  const startInstances = async (settings: LimitSettings, options: LimiterOptions = {}): Promise<Limiter[]> => {
+  const startInstances = async (settings: LimitSettings, leaseTtlMs?: number): Promise<Limiter[]> => {
     events = [recordEvents(), recordEvents(), recordEvents()];
-    instances = await Promise.all(events.map((e) => redisLimiter(settings, e, options)));
+    instances = await Promise.all(events.map((e) => redisLimiter(settings, e, leaseTtlMs)));
     return instances;
   };
 
@@ -100,7 +100,7 @@ describe('limits shared by three gateway instances on one Redis', () => {
   });
 
   it('gives back the slots of an instance that died once their lease expires, while a live instance keeps its own', async () => {
-    const [a, b] = await startInstances({ keyPrefix: 'leases:' }, { concurrencyLeaseMs: 400 });
+    const [a, b] = await startInstances({ keyPrefix: 'leases:' }, 400);
     const ciBot = keyPrincipal('ci-bot', { concurrency: 2 });
     const leases = 'leases:{team-a}:concurrency:key:ci-bot';
     await a!.admit(request(ciBot, 'team-a/prod'));

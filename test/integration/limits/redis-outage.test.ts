@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLimiter, type Admission, type Limiter } from '../../../src/limits/index.js';
+import type { Admission, Limiter } from '../../../src/limits/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
-import { keyPrincipal, limitsConfig, recordEvents, refusal, request } from './limiter-fixtures.js';
+import { buildLimiter, keyPrincipal, limitsConfig, recordEvents, refusal, request } from './limiter-fixtures.js';
 
 // This file kills and restarts its own Redis, so it never shares one with other tests.
 let redis: TestRedis;
@@ -33,7 +33,7 @@ async function timedAdmit(l: Limiter, ...args: Parameters<typeof request>): Prom
 describe('Redis outage', () => {
   it('keeps admitting on the per-instance fallback in open mode, counts store errors, and goes back to Redis when it returns', async () => {
     const events = recordEvents();
-    limiter = createLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'open:', onStoreError: 'open' }), events);
+    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'open:', onStoreError: 'open' }), events);
     await connected(limiter);
     const ciBot = keyPrincipal('ci-bot', { rpm: 3, concurrency: 10 });
     const held = await limiter.admit(request(ciBot, 'team-a/prod'));
@@ -69,7 +69,7 @@ describe('Redis outage', () => {
 
   it('stops waiting for a Redis that hangs after the command timeout and serves from the fallback', async () => {
     const events = recordEvents();
-    limiter = createLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'hang:', onStoreError: 'open' }), events);
+    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'hang:', onStoreError: 'open' }), events);
     await connected(limiter);
     const ciBot = keyPrincipal('ci-bot', { rpm: 3 });
     const inspect = new Redis(redis.url);
@@ -88,7 +88,7 @@ describe('Redis outage', () => {
 
   it('answers 503 store_unavailable and is not ready in closed mode while Redis is down, and recovers by itself', async () => {
     const events = recordEvents();
-    limiter = createLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'closed:', onStoreError: 'closed' }), events);
+    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'closed:', onStoreError: 'closed' }), events);
     await connected(limiter);
     const ciBot = keyPrincipal('ci-bot', { rpm: 3 });
     await limiter.admit(request(ciBot, 'team-a/prod'));

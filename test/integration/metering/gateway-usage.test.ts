@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { utcDay } from '../../../src/metering/index.js';
+import { utcDay } from '../../../src/calendar.js';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUsageStore, type UsageStore } from '../../../src/metering/index.js';
+import type { UsageStore } from '../../../src/metering/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
-import { QUERIES, TRAFFIC, usageConfig } from '../../unit/metering/usage-fixtures.js';
+import { buildUsageStore, QUERIES, TRAFFIC, usageConfig } from '../../unit/metering/usage-fixtures.js';
 
 const run = promisify(execFile);
 let nodes: TestRedis[] = [];
@@ -29,7 +29,7 @@ beforeAll(async () => {
   nodes = await Promise.all([0, 1, 2].map(() => startRedis(['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'])));
   await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
   await clusterReady();
-  store = createUsageStore(usageConfig({ cluster: nodes.map((n) => n.url), keyPrefix: 'tollgate:' }), { onStoreError: () => undefined });
+  store = buildUsageStore(usageConfig({ cluster: nodes.map((n) => n.url), keyPrefix: 'tollgate:' }), { onStoreError: () => undefined });
 });
 
 afterAll(async () => {
@@ -39,7 +39,7 @@ afterAll(async () => {
 
 describe('usage store on Redis Cluster', () => {
   it('writes each day as one single-slot MULTI and answers like the memory store', async () => {
-    const memory = createUsageStore(usageConfig(), { onStoreError: () => undefined });
+    const memory = buildUsageStore(usageConfig(), { onStoreError: () => undefined });
     for (const r of TRAFFIC) {
       memory.record(r);
       store.record(r);

@@ -2,15 +2,15 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUsageStore, type UsageRecord, type UsageStore } from '../../../src/metering/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
-import { BASE_MODEL, MODEL, QUERIES, TRAFFIC, usage, usageConfig } from '../../unit/metering/usage-fixtures.js';
+import { BASE_MODEL, buildUsageStore, MODEL, QUERIES, TRAFFIC, usage, usageConfig } from '../../unit/metering/usage-fixtures.js';
 
 let redis: TestRedis;
 let prefixes = 0;
 const opened: UsageStore[] = [];
 
 /** A redis store on the test server, under a key prefix of its own unless one is given. */
-function redisStore(prefix = `t${++prefixes}:`, events: Parameters<typeof createUsageStore>[1] = { onStoreError: () => undefined }): UsageStore {
-  const store = createUsageStore(usageConfig({ url: redis.url, keyPrefix: prefix }), events);
+function redisStore(prefix = `t${++prefixes}:`, events: Parameters<typeof buildUsageStore>[1] = { onStoreError: () => undefined }): UsageStore {
+  const store = buildUsageStore(usageConfig({ url: redis.url, keyPrefix: prefix }), events);
   opened.push(store);
   return store;
 }
@@ -26,7 +26,7 @@ afterAll(async () => {
 
 describe('usage store: memory and redis', () => {
   it('answer identical rows for the same records, for every groupBy and filter', async () => {
-    const memory = createUsageStore(usageConfig(), { onStoreError: () => undefined });
+    const memory = buildUsageStore(usageConfig(), { onStoreError: () => undefined });
     const shared = redisStore();
     for (const r of TRAFFIC) {
       memory.record(r);
@@ -103,7 +103,7 @@ describe('usage store: memory and redis', () => {
   });
 
   it('writes what was recorded when closed right after start-up, while still connecting', async () => {
-    const store = createUsageStore(usageConfig({ url: redis.url, keyPrefix: 'early:' }), { onStoreError: () => undefined });
+    const store = buildUsageStore(usageConfig({ url: redis.url, keyPrefix: 'early:' }), { onStoreError: () => undefined });
     store.record(usage({}));
     await store.close();
     const raw = new Redis(redis.url);
@@ -117,7 +117,7 @@ describe('usage store: memory and redis', () => {
   it('uses a client passed in and leaves it open on close', async () => {
     const client = new Redis(redis.url, { enableOfflineQueue: false });
     await new Promise<void>((resolve) => client.once('ready', () => resolve()));
-    const store = createUsageStore(usageConfig({ keyPrefix: 'passed:' }), { onStoreError: () => undefined }, client);
+    const store = createUsageStore(usageConfig({ keyPrefix: 'passed:' }), client, { onStoreError: () => undefined });
     store.record(usage({ keyId: 'notebook' }));
     await store.flush();
     await store.close();
@@ -138,7 +138,7 @@ describe('usage store: Redis outage', () => {
 
   /** A store on the outage server, connected (one write went through) before the test kills it. */
   async function connectedStore(events: { onStoreError(): void; onUsageDropped?(r: UsageRecord): void }, maxPendingCells?: number): Promise<UsageStore> {
-    const store = createUsageStore(usageConfig({ url: outage.url, keyPrefix: `o${++prefixes}:` }), events, undefined, {
+    const store = buildUsageStore(usageConfig({ url: outage.url, keyPrefix: `o${++prefixes}:` }), events, {
       batchDelayMs: 1,
       ...(maxPendingCells === undefined ? {} : { maxPendingCells }),
     });

@@ -1,6 +1,7 @@
 import { configSchema, type ConfigInput } from '../../../src/config/schema.js';
 import type { Config } from '../../../src/config/index.js';
-import type { UsageQuery, UsageRecord } from '../../../src/metering/index.js';
+import { createUsageStore, type UsageQuery, type UsageRecord, type UsageStore, type UsageStoreEvents, type UsageStoreOptions } from '../../../src/metering/index.js';
+import { connectRedis } from '../../../src/redis/index.js';
 import { MODEL } from './chat-fixtures.js';
 
 export { MODEL };
@@ -12,6 +13,24 @@ export function usageConfig(redis: ConfigInput['redis'] = {}): Config {
     upstreams: { service: { url: 'http://127.0.0.1:9000' }, inference: { url: 'http://127.0.0.1:9001' } },
     redis,
   });
+}
+
+/**
+ * A usage store built the way the app builds one: the store the config's mode asks for, on a
+ * Redis connection of its own (with the app's usage command timeout), closed with the store.
+ */
+export function buildUsageStore(config: Config, events: UsageStoreEvents, options: UsageStoreOptions = {}): UsageStore {
+  const connection = connectRedis(config.redis, { commandTimeoutMs: 2000 });
+  const store = createUsageStore(config, connection, events, options);
+  return {
+    record: (r) => store.record(r),
+    query: (q) => store.query(q),
+    flush: () => store.flush(),
+    async close() {
+      await store.close();
+      connection?.disconnect();
+    },
+  };
 }
 
 export const usage = (over: Partial<UsageRecord>): UsageRecord => ({

@@ -121,7 +121,7 @@ describe('createMetrics registry', () => {
     const [a, b] = await Promise.all([metrics.render(), metrics.render()]);
     expect(renders).toBe(1);
     expect(a.body).toBe(b.body);
-    metrics.authFailures.inc({ reason: 'missing_key' });
+    metrics.recordAuthFailure('missing_key');
     const after = await metrics.render();
     expect(renders).toBe(2);
     expect(after.body).toContain('tollgate_auth_failures_total{reason="missing_key"} 1');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { parseUsageQuery } from '../../../src/metering/index.js';
+import { parseUsageQuery } from '../../../src/admin/usage-query.js';
 
 function rejection(query: Record<string, unknown>): { status: number; code: string; param: string | null; message: string } {
   try {

@@ -3,14 +3,13 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createAdminUsageHandler } from '../../../src/admin/usage.js';
 import { GatewayError } from '../../../src/errors.js';
-import { createUsageStore } from '../../../src/metering/index.js';
-import { MODEL } from './chat-fixtures.js';
-import { usage, usageConfig } from './usage-fixtures.js';
+import { MODEL } from '../metering/chat-fixtures.js';
+import { buildUsageStore, usage, usageConfig } from '../metering/usage-fixtures.js';
 
 const config = usageConfig();
 
 function buildApp(): express.Express {
-  const store = createUsageStore(config, { onStoreError: () => undefined });
+  const store = buildUsageStore(config, { onStoreError: () => undefined });
   store.record(usage({}));
   store.record(usage({ day: '2025-06-02', model: 'Qwen/Qwen3-8B', prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 }));
   store.record(usage({ team: 'team-b', project: 'research', keyId: 'notebook' }));

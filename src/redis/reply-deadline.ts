@@ -1,5 +1,3 @@
-import { StoreUnavailableError } from './store.js';
-
 /**
  * Decides when Redis has stopped answering. A plain per-command timer (ioredis'
  * `commandTimeout`) also fires on a healthy Redis that is working through a burst on the one
@@ -18,9 +16,11 @@ export class ReplyDeadline {
   constructor(
     private readonly silenceMs: number,
     private readonly maxWaitMs: number,
+    /** The error a command fails with: the caller's "store unavailable" type. */
+    private readonly unavailable: (message: string) => Error,
   ) {}
 
-  /** Settles like `command`, or rejects with StoreUnavailableError when Redis went silent. */
+  /** Settles like `command`, or rejects with `unavailable(...)` when Redis went silent or the command failed. */
   watch<T>(command: Promise<T>): Promise<T> {
     const sentAt = performance.now();
     return new Promise<T>((resolve, reject) => {
@@ -38,7 +38,7 @@ export class ReplyDeadline {
           return;
         }
         done = true;
-        reject(new StoreUnavailableError(`redis gave no reply for ${Math.round(silentFor)} ms`));
+        reject(this.unavailable(`redis gave no reply for ${Math.round(silentFor)} ms`));
       };
       timer = setTimeout(expire, this.silenceMs);
       command.then(
@@ -53,7 +53,7 @@ export class ReplyDeadline {
           if (done) return;
           done = true;
           clearTimeout(timer);
-          reject(new StoreUnavailableError(err instanceof Error ? err.message : String(err)));
+          reject(this.unavailable(err instanceof Error ? err.message : String(err)));
         },
       );
     });

@@ -1,0 +1,120 @@
+/**
+ * The one table of limit kinds (SPEC 6.3): what each limit counts, over which window, how it
+ * shows in the rate-limit headers and how a 429 names it. The plan, the stores, the headers,
+ * the rejection messages, the metric labels and the config schema all read this table; adding
+ * a kind is a row here plus whatever is really new about it (a new window or unit).
+ */
+
+/** When a limit's count starts over. */
+export type LimitWindow =
+  /** A fixed window that starts at a counter's first charge (rate-limiter-flexible's semantics). */
+  | { readonly type: 'fixed'; readonly ms: number }
+  /** The UTC calendar day: the counter's key carries the day, and it ends at UTC midnight. */
+  | { readonly type: 'utcDay' }
+  /** Requests in flight: leases, not a counter; nothing to wait for but a request to finish. */
+  | { readonly type: 'inflight' };
+
+/** What one admitted request is charged against a limit. */
+export type LimitUnit = 'request' | 'token' | 'inflight';
+
+export interface LimitKind {
+  readonly name: string;
+  readonly window: LimitWindow;
+  readonly unit: LimitUnit;
+  /** The name in the IETF `RateLimit-Policy` / `RateLimit` fields (a Structured Field String). */
+  readonly policy: string;
+  /** The OpenAI-style header trio this kind fills: `x-ratelimit-*-requests` or `-tokens`. */
+  readonly openAiHeaders?: 'requests' | 'tokens';
+  /** The OpenAI error code of its 429: a budget is `insufficient_quota`, a rate `rate_limit_exceeded`. */
+  readonly code: 'rate_limit_exceeded' | 'insufficient_quota';
+  /** The 429 message: what was hit, on whom, and when to retry. */
+  message(refused: RefusedLimit): string;
+}
+
+/** What a 429 message may say about the limit that refused a request. */
+export interface RefusedLimit {
+  /** `key ci-bot`, `subject alice`, `project team-a/prod`. */
+  readonly subject: string;
+  readonly max: number;
+  readonly used: number;
+  /** What this request asked for (its estimated tokens, or 1). */
+  readonly requested: number;
+  /** `retry in 1m0s.` */
+  readonly retry: string;
+}
+
+const MINUTE: LimitWindow = { type: 'fixed', ms: 60_000 };
+
+/** The kinds, in the order checks are planned and the IETF fields list them. */
+export const LIMIT_KINDS = [
+  {
+    name: 'rpm',
+    window: MINUTE,
+    unit: 'request',
+    policy: '"rpm"',
+    openAiHeaders: 'requests',
+    code: 'rate_limit_exceeded',
+    message: (r) => `Rate limit reached for requests per minute (rpm) on ${r.subject}: limit ${r.max}, ${r.retry}`,
+  },
+  {
+    name: 'tpm',
+    window: MINUTE,
+    unit: 'token',
+    policy: '"tpm"',
+    openAiHeaders: 'tokens',
+    code: 'rate_limit_exceeded',
+    message: (r) =>
+      r.requested > r.max
+        ? `Request too large for tokens per minute (tpm) on ${r.subject}: limit ${r.max}, requested ${r.requested}. Lower max_tokens or shorten the messages.`
+        : `Rate limit reached for tokens per minute (tpm) on ${r.subject}: limit ${r.max}, used ${r.used}, requested ${r.requested}, ${r.retry}`,
+  },
+  {
+    name: 'tokensPerDay',
+    window: { type: 'utcDay' },
+    unit: 'token',
+    policy: '"tpd"',
+    code: 'insufficient_quota',
+    message: (r) => `Daily token budget (tokensPerDay) exhausted on ${r.subject}: limit ${r.max}, used ${r.used}, requested ${r.requested}, ${r.retry}`,
+  },
+  {
+    name: 'concurrency',
+    window: { type: 'inflight' },
+    unit: 'inflight',
+    policy: '"concurrency"',
+    code: 'rate_limit_exceeded',
+    message: (r) => `Concurrency limit reached on ${r.subject}: limit ${r.max} requests in flight, ${r.retry}`,
+  },
+] as const satisfies readonly LimitKind[];
+
+export type LimitName = (typeof LIMIT_KINDS)[number]['name'];
+
+/** Limits of one scope as configured: every kind optional (absent = unlimited). */
+export type LimitSet = { readonly [K in LimitName]?: number };
+
+export const LIMIT_NAMES: readonly LimitName[] = LIMIT_KINDS.map((kind) => kind.name);
+
+const BY_NAME = Object.fromEntries(LIMIT_KINDS.map((kind, index) => [kind.name, { kind, index }])) as Readonly<
+  Record<LimitName, { readonly kind: LimitKind; readonly index: number }>
+>;
+
+/** The table row of a limit. */
+export function limitKind(name: LimitName): LimitKind {
+  return BY_NAME[name].kind;
+}
+
+/** A kind's position in the table (header and plan order). */
+export function limitIndex(name: LimitName): number {
+  return BY_NAME[name].index;
+}
+
+/** Seconds a windowed kind's policy covers (the IETF `w` parameter); undefined for in-flight limits. */
+export function policyWindowSeconds(kind: LimitKind): number | undefined {
+  switch (kind.window.type) {
+    case 'fixed':
+      return kind.window.ms / 1000;
+    case 'utcDay':
+      return 86_400;
+    case 'inflight':
+      return undefined;
+  }
+}

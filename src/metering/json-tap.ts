@@ -1,0 +1,31 @@
+import { NOTHING_SEEN, type ResponseTap, type TapResult } from './tap.js';
+import { parseJsonOrUndefined, readModel, readUsage } from './usage.js';
+
+/** Keeps references to a non-stream reply's chunks (up to a bound) and parses them once at the end. */
+export class JsonTap implements ResponseTap {
+  readonly rewrites = false;
+  private chunks: Buffer[] | null = [];
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  write(chunk: Buffer): Buffer {
+    if (this.chunks !== null) {
+      this.bytes += chunk.length;
+      if (this.bytes > this.maxBytes) this.chunks = null;
+      else this.chunks.push(chunk);
+    }
+    return chunk;
+  }
+
+  end(): TapResult {
+    const chunks = this.chunks;
+    this.chunks = null;
+    if (chunks === null || chunks.length === 0) return NOTHING_SEEN;
+    // Most replies arrive in one chunk: decode it in place rather than concat a copy first.
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.bytes);
+    const reply = parseJsonOrUndefined(body.toString('utf8'));
+    if (typeof reply !== 'object' || reply === null) return NOTHING_SEEN;
+    return { tail: null, usage: readUsage((reply as Record<string, unknown>).usage), model: readModel(reply) };
+  }
+}
