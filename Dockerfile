@@ -6,7 +6,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY bench ./bench
+# Only src/ is compiled: the benchmark is not part of the image.
 RUN npm run build
 
 # --- runtime: production dependencies and the compiled output only ---

@@ -17,6 +17,16 @@ const STORE_CONNECT_WAIT_MS = 3000;
 /** Usage writes run off the request path: a longer command timeout than the limiter's reply deadline. */
 const USAGE_COMMAND_TIMEOUT_MS = 2000;
 
+/** Time given to exchanges to complete once their connections are closed, even past the deadline. */
+const COMPLETION_FLOOR_MS = 250;
+
+/** Waits for `work` (its failure included) or `ms`, whichever comes first. */
+async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  const timer = new AbortController();
+  await Promise.race([work.catch(() => undefined), delay(Math.max(0, ms), undefined, { signal: timer.signal }).catch(() => undefined)]);
+  timer.abort();
+}
+
 /** A built gateway: what start/stop code needs to drive it. */
 export interface Gateway {
   /** The server's request listener: /v1 to the pipeline, the rest to the operations app. */
@@ -138,13 +148,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await Promise.all([limiter.settled(), usageStore.flush()]);
     },
     async close(deadline = Date.now() + config.server.shutdownGraceMs) {
-      // Usage waiting for a Redis that is down must not hold shutdown past the deadline.
-      const grace = new AbortController();
-      await Promise.race([
-        usageStore.flush().catch(() => undefined),
-        delay(Math.max(0, deadline - Date.now()), undefined, { signal: grace.signal }).catch(() => undefined),
-      ]);
-      grace.abort();
+      // Exchanges cut at the deadline complete (settle, meter, log) a few ticks after their
+      // connections close; then usage still waiting for a store that is down is given up at
+      // the deadline, so the whole shutdown fits in one grace period.
+      await settleWithin(v1.idle(), Math.max(COMPLETION_FLOOR_MS, deadline - Date.now()));
+      await settleWithin(usageStore.flush(), deadline - Date.now());
       await Promise.allSettled([usageStore.close(), limiter.close()]);
       for (const connection of connections) connection.disconnect();
       for (const upstream of Object.values(upstreams)) upstream.close();

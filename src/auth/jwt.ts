@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, errors as joseErrors, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type CryptoKey } from 'jose';
 import { ConfigError, type JwtConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
+import { isValidName } from '../projects/name.js';
 import type { Principal } from './principal.js';
 import { AuthFailure } from './failure.js';
 
@@ -51,14 +52,16 @@ export interface JwtVerifier {
 export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier> {
   const keySource = await buildKeySource(config);
   const options = { issuer: config.issuer, audience: config.audience, algorithms: config.algorithms };
+  // Two arms that read alike: jose's jwtVerify has one overload for a key and one for a key
+  // resolver (remote JWKS), and TypeScript picks an overload only for a narrowed argument.
+  const verifySignature = (token: string): Promise<{ payload: JWTPayload }> =>
+    typeof keySource === 'function' ? jwtVerify(token, keySource, options) : jwtVerify(token, keySource, options);
   const { claims } = config;
   return {
     async verify(token) {
       let payload: JWTPayload;
       try {
-        const result =
-          typeof keySource === 'function' ? await jwtVerify(token, keySource, options) : await jwtVerify(token, keySource, options);
-        payload = result.payload;
+        payload = (await verifySignature(token)).payload;
       } catch (err) {
         if (isKeySourceOutage(err)) {
           throw new GatewayError(503, 'auth_unavailable', 'The identity provider (JWKS) could not be reached to verify the token; retry shortly.');
@@ -68,7 +71,7 @@ export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier>
       }
       const team = payload[claims.team];
       const subject = payload[claims.subject];
-      if (typeof team !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(team)) {
+      if (typeof team !== 'string' || !isValidName(team)) {
         throw new AuthFailure('invalid_token', `The token has no valid "${claims.team}" claim naming the team.`);
       }
       if (typeof subject !== 'string' || subject === '') {

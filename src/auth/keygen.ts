@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { isValidName, NAME_RULE } from '../projects/name.js';
 import { sha256Hex } from './static-keys.js';
 
 /**
@@ -14,15 +15,14 @@ function main(argv: string[]): number {
     process.stderr.write(`keygen: ${(err as Error).message}\n`);
     return 1;
   }
-  const namePart = /^[A-Za-z0-9._-]{1,128}$/;
-  if (!values.team || !namePart.test(values.team)) {
-    process.stderr.write('keygen: --team <team> is required (1-128 of [A-Za-z0-9._-])\n');
+  if (!values.team || !isValidName(values.team)) {
+    process.stderr.write(`keygen: --team <team> is required (${NAME_RULE})\n`);
     return 1;
   }
   const projects = values.projects ? values.projects.split(',').map((p) => p.trim()).filter(Boolean) : ['*'];
-  const bad = projects.find((p) => p !== '*' && !namePart.test(p));
+  const bad = projects.find((p) => p !== '*' && !isValidName(p));
   if (bad !== undefined) {
-    process.stderr.write(`keygen: project "${bad}" is not 1-128 of [A-Za-z0-9._-]\n`);
+    process.stderr.write(`keygen: project "${bad}" is not ${NAME_RULE}\n`);
     return 1;
   }
   const key = `tg-${randomBytes(24).toString('base64url')}`;

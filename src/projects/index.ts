@@ -1,7 +1,6 @@
 import type { Principal, ProjectRef } from '../auth/index.js';
 import { GatewayError } from '../errors.js';
-
-const PART = /^[A-Za-z0-9._-]{1,128}$/;
+import { isValidName } from './name.js';
 
 /** The error code of a project the principal may not use (also an auth-failure metric reason). */
 export const PROJECT_FORBIDDEN = 'project_forbidden';
@@ -17,7 +16,7 @@ export function resolveProject(principal: Principal, headerValue: string | undef
   const slash = headerValue.indexOf('/');
   const team = slash === -1 ? '' : headerValue.slice(0, slash);
   const project = slash === -1 ? '' : headerValue.slice(slash + 1);
-  if (!PART.test(team) || !PART.test(project)) {
+  if (!isValidName(team) || !isValidName(project)) {
     throw new GatewayError(
       400,
       'invalid_project',

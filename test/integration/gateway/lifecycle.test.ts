@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +12,7 @@ import { freePort } from '../../helpers/ports.js';
 import { KEY_ENTRIES, KEYS, bearer } from '../../helpers/keys.js';
 import { startGatewayProcess, writeTempConfig } from '../../helpers/process.js';
 import { openHeldChat } from '../../helpers/raw-http.js';
+import { startRedis } from '../../helpers/redis.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -118,7 +121,59 @@ describe('graceful shutdown on SIGTERM', () => {
   });
 });
 
+describe('one shutdown deadline', () => {
+  let service: FakeUpstream;
+  beforeAll(async () => {
+    service = await startTrainingService();
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it('fits draining and the usage flush together in one shutdownGraceMs, even with Redis gone', async () => {
+    const redis = await startRedis();
+    const port = await freePort();
+    const graceMs = 2000;
+    const yaml = configYaml(true).replace('shutdownGraceMs: 5000', `shutdownGraceMs: ${graceMs}`) + `redis: { url: "${redis.url}" }\n`;
+    const proc = startGatewayProcess({ TOLLGATE_CONFIG: writeTempConfig(yaml), PORT: String(port), SERVICE_URL: service.url });
+    try {
+      await proc.waitFor('tollgate listening');
+      // A stream that never ends by itself, and a Redis that will not take its usage record.
+      const { res } = await openHeldChat(port, { authorization: bearer(KEYS.teamA) }, JSON.stringify({ model: 'm', messages: [], stream: true }), service);
+      res.resume();
+      await redis.kill();
+      const signalledAt = Date.now();
+      proc.kill('SIGTERM');
+      expect(await proc.exited()).toBe(0);
+      // Before: the grace period for in-flight requests, then a second one for the usage flush.
+      expect(Date.now() - signalledAt).toBeLessThan(graceMs + 1400);
+      expect(proc.output()).toContain('grace period over');
+      // The stream cut at the deadline was still metered: its record is the one Redis could not take.
+      expect(proc.output()).toContain('dropped the oldest unwritten usage record');
+    } finally {
+      proc.kill('SIGKILL');
+      await redis.stop();
+    }
+  });
+});
+
 describe('npm run keygen', () => {
+  it('runs the compiled file with plain Node, as in the production image (no tsx there)', async () => {
+    const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.keygen).toBe('node dist/src/auth/keygen.js');
+    const outDir = mkdtempSync(join(tmpdir(), 'tollgate-keygen-'));
+    const tsc = resolve(ROOT, 'node_modules/typescript/bin/tsc');
+    const options = ['--noCheck', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--rootDir', ROOT, '--outDir', outDir, '--types', 'node'];
+    await promisify(execFile)(process.execPath, [tsc, ...options, resolve(ROOT, 'src/auth/keygen.ts')], { cwd: ROOT });
+    const { stdout } = await promisify(execFile)(process.execPath, [join(outDir, 'src/auth/keygen.js'), '--team', 'team-a'], { cwd: outDir });
+    expect(stdout).toMatch(/^API key \(shown once, store it now\):\n\n {2}tg-[A-Za-z0-9_-]{32}\n/);
+  });
+
+  it('is built without the benchmark, so the runtime image does not ship dist/bench', () => {
+    const build = JSON.parse(readFileSync(resolve(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+    expect(build.include).toEqual(['src']);
+  });
+
   it('prints a key once and a YAML entry holding only its SHA-256', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/auth/keygen.ts', '--team', 'team-a', '--projects', 'prod,research', '--id', 'ci'], { cwd: ROOT });
     const key = /\n {2}(tg-[A-Za-z0-9_-]{32})\n/.exec(stdout)?.[1];

@@ -87,4 +87,16 @@ describe('request log', () => {
     expect(raw).not.toContain('tg-leaked-secret-value');
     expect(raw).not.toContain(KEYS.teamA);
   });
+
+  it('logs a 422 with its error code, like every other refusal', async () => {
+    const res = await request(url)
+      .post('/v1/chat/completions')
+      .set('authorization', bearer(KEYS.teamA))
+      .set('x-request-id', 'log-test-3')
+      .set('content-type', 'application/json')
+      .send('{"messages":[]}');
+    expect(res.status).toBe(422);
+    const line = await nextLine('log-test-3');
+    expect(line).toMatchObject({ status: 422, error: 'validation_failed', route: '/v1/chat/completions', team: 'team-a', keyId: 'team-a-bot' });
+  });
 });

@@ -37,4 +37,13 @@ describe('config/kubernetes/tollgate.yaml', () => {
     expect(config.redis.url).toBe('redis://redis:6379');
     expect(config.server.trustProxy).toBe(true);
   });
+
+  it('gives the pod longer than the whole shutdown: the preStop delay plus one shutdownGraceMs', () => {
+    const spec = byKind('Deployment').spec.template.spec;
+    const preStop = spec.containers[0].lifecycle.preStop.exec.command.join(' ') as string;
+    const preStopMs = Number(/setTimeout\(.*?(\d+)\)/.exec(preStop)?.[1]);
+    const config = parseConfig(byKind('ConfigMap').data['config.yaml'], { REDIS_URL: 'redis://redis:6379' });
+    expect(preStopMs).toBe(5000);
+    expect(preStopMs + config.server.shutdownGraceMs).toBeLessThan(spec.terminationGracePeriodSeconds * 1000);
+  });
 });
