@@ -4,7 +4,7 @@ import type { UsageGroupBy, UsageQuery } from '../metering/index.js';
 import { isValidName, NAME_RULE } from '../projects/name.js';
 
 /** Longest range one query may cover, in days (inclusive): a leap year. */
-export const MAX_QUERY_DAYS = 366;
+const MAX_QUERY_DAYS = 366;
 const PARAMETERS = new Set(['from', 'to', 'team', 'project', 'groupBy']);
 const GROUP_BY: ReadonlySet<string> = new Set<UsageGroupBy>(['model', 'key', 'day']);
 

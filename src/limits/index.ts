@@ -12,7 +12,7 @@ import type { LimitStore } from './store.js';
 export { createLimiter } from './limiter.js';
 export type { Admission, AdmissionRequest, Limiter, LimitEvents } from './limiter.js';
 export type { LimitScope, LimitStore } from './store.js';
-export { LIMIT_KINDS, LIMIT_NAMES, limitKind, type LimitKind, type LimitName, type LimitSet } from './kinds.js';
+export type { LimitName, LimitSet } from './kinds.js';
 export { formatGoDuration } from './headers.js';
 
 /**

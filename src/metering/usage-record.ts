@@ -26,7 +26,7 @@ const count = (value: number): number => (Number.isFinite(value) && value > 0 ? 
 export const cellKey = (r: UsageRecord): string => JSON.stringify([r.day, r.team, r.project, r.model, r.keyId]);
 
 /** A fresh cell holding a sanitised copy of a record (callers may reuse their record object). */
-export function toCell(r: UsageRecord): UsageRecord {
+function toCell(r: UsageRecord): UsageRecord {
   return {
     day: r.day,
     team: r.team,
