@@ -4,12 +4,14 @@ import { pino } from 'pino';
 import { createGateway } from '../src/app.js';
 import { validateConfig } from '../src/config/index.js';
 import { announceListening, exitWithParent } from './child-lifecycle.js';
+import { answerStatsRequests, ownStats } from './process-stats.js';
 import { BENCH_KEY_SHA256, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHED_LIMITS } from './workload.js';
 
 /**
  * One target under load, in its own process: `proxy` (a bare http-proxy-3 ProxyServer with a
  * keep-alive agent, the floor of this stack) or `gateway` (Tollgate with every feature on;
- * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise).
+ * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise). It answers the
+ * parent's stats requests (CPU time, memory).
  */
 
 const kind = process.argv[2];
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await started.close();
   });
+  answerStatsRequests(async (gc) => ownStats(gc));
   server.listen(0, '127.0.0.1', () => announceListening(server));
 }
 
