@@ -7,6 +7,8 @@ export interface LoadSample {
   readonly requestsPerSec: number;
   readonly p50: number;
   readonly p99: number;
+  /** Responses received (2xx or not): what CPU and Redis costs are divided by. */
+  readonly requests: number;
   /** Responses that were not 2xx plus connection errors/timeouts: must be 0 for a valid row. */
   readonly failures: number;
 }
@@ -60,6 +62,7 @@ export function runLoad(baseUrl: string, options: LoadOptions): Promise<LoadSamp
           requestsPerSec: ok / result.duration,
           p50: percentile(latencies, 50),
           p99: percentile(latencies, 99),
+          requests: ok + notOk,
           failures: notOk + result.errors,
         });
       },
