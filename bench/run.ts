@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import { killChildrenOnExit, stopAll, wasInterrupted } from './children.js';
@@ -7,9 +7,10 @@ import { measureStreams } from './load.js';
 import { log } from './log.js';
 import { measureRounds, warmUp, type TargetRounds } from './measure.js';
 import { targetsTable } from './performance-targets.js';
+import { summarizeProfileFile } from './profile-summary.js';
 import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './report.js';
 import { readSettings } from './settings.js';
-import { directTarget, startGatewayTarget, startProxyTarget, startStack } from './stack.js';
+import { directTarget, startGatewayTarget, startProxyTarget, startStack, type Stack } from './stack.js';
 
 /**
  * `npm run bench`: Tollgate side by side with what it stands on (SPEC section 10). Flags and
@@ -49,6 +50,17 @@ function writeResults(tables: Tables, runSettings: string, loadAtStart: number):
 
 const print = (heading: string, body: string): void => void process.stdout.write(`\n## ${heading}\n\n${body}\n`);
 
+/** Profiles are written when the gateway processes exit: call after stopAll(). */
+function printProfileSummaries(stack: Stack): void {
+  if (!stack.profileDir) return;
+  for (const file of readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
+    // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
+    const pid = Number(file.split('.')[3]);
+    print(`CPU profile: ${stack.processNames.get(pid) ?? `pid ${pid}`}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
+  }
+  log(`CPU profiles of the gateway processes: ${stack.profileDir}`);
+}
+
 function anyFailed(rows: readonly TargetRounds[], streams: readonly { failures: number }[]): boolean {
   return rows.some((row) => row.rounds.some((s) => s.failures > 0)) || streams.some((s) => s.failures > 0);
 }
@@ -79,7 +91,7 @@ async function main(): Promise<void> {
 
   stack.redisProbe.close();
   await stopAll();
-  if (stack.profileDir) log(`CPU profiles of the gateway processes: ${stack.profileDir}`);
+  printProfileSummaries(stack);
   if (settings.write) writeResults(tables, runSettings, loadAtStart);
   log(`total time ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);
   process.exitCode = failed ? 1 : 0;

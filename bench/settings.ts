@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
  *   --rounds/BENCH_ROUNDS (3), --warmup/BENCH_WARMUP seconds (2), --streams/BENCH_STREAMS
  *   streaming requests per target (200), --write/BENCH_WRITE (1: write bench/RESULTS.md;
  *   default only for a run with default settings and no profiling),
- *   --cpu-prof/BENCH_CPU_PROF=1 (V8 CPU profiles of the gateway processes, in a temp directory).
+ *   --cpu-prof/BENCH_CPU_PROF=1 (V8 CPU profiles of the gateway processes, summarised at the end).
  */
 
 const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
