@@ -3,13 +3,14 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import { killChildrenOnExit, stopAll, wasInterrupted } from './children.js';
+import { measureConnectionsSweep } from './connections-sweep.js';
 import { measureStreams } from './load.js';
 import { log } from './log.js';
-import { measureRounds, warmUp, type TargetRounds } from './measure.js';
+import { measureRounds, warmUp, type Target, type TargetRounds } from './measure.js';
 import { targetsTable } from './performance-targets.js';
 import { summarizeProfileFile } from './profile-summary.js';
 import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './report.js';
-import { readSettings } from './settings.js';
+import { readSettings, type Settings } from './settings.js';
 import { directTarget, startGatewayTarget, startProxyTarget, startStack, type Stack } from './stack.js';
 
 /**
@@ -50,6 +51,11 @@ function writeResults(tables: Tables, runSettings: string, loadAtStart: number):
 
 const print = (heading: string, body: string): void => void process.stdout.write(`\n## ${heading}\n\n${body}\n`);
 
+/** The flag-gated measurements, each printed as soon as it is done. */
+async function measureExtras(targets: readonly Target[], settings: Settings): Promise<void> {
+  if (settings.connectionsSweep) print('Connections sweep: CPU per request at 1, 32 and 256 connections', await measureConnectionsSweep(targets.slice(1), settings));
+}
+
 /** Profiles are written when the gateway processes exit: call after stopAll(). */
 function printProfileSummaries(stack: Stack): void {
   if (!stack.profileDir) return;
@@ -89,6 +95,7 @@ async function main(): Promise<void> {
   const failed = anyFailed(rows, streams);
   if (failed) log('WARNING: some requests failed (see the "failed" column): those rows are not valid measurements');
 
+  await measureExtras(targets, settings);
   stack.redisProbe.close();
   await stopAll();
   printProfileSummaries(stack);

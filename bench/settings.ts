@@ -5,8 +5,10 @@ import { parseArgs } from 'node:util';
  *   --duration/BENCH_DURATION seconds per run (5), --connections/BENCH_CONNECTIONS (32),
  *   --rounds/BENCH_ROUNDS (3), --warmup/BENCH_WARMUP seconds (2), --streams/BENCH_STREAMS
  *   streaming requests per target (200), --write/BENCH_WRITE (1: write bench/RESULTS.md;
- *   default only for a run with default settings and no profiling),
+ *   default only for a run with default settings and no extra measurement),
  *   --cpu-prof/BENCH_CPU_PROF=1 (V8 CPU profiles of the gateway processes, summarised at the end).
+ * Extra measurements, off by default (each adds a minute or more):
+ *   --connections-sweep/BENCH_CONNECTIONS_SWEEP=1 CPU per request at 1, 32 and 256 connections.
  */
 
 const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
@@ -15,6 +17,7 @@ type Numeric = keyof typeof DEFAULTS;
 export interface Settings extends Record<Numeric, number> {
   readonly write: boolean;
   readonly cpuProf: boolean;
+  readonly connectionsSweep: boolean;
 }
 
 const FLAGS = {
@@ -25,6 +28,7 @@ const FLAGS = {
   streams: { type: 'string' },
   write: { type: 'string' },
   'cpu-prof': { type: 'boolean' },
+  'connections-sweep': { type: 'boolean' },
 } as const;
 
 function positive(name: string, raw: string | undefined, fallback: number, minimum = 1): number {
@@ -39,9 +43,9 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
     numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' ? 0 : 1);
   }
-  const flag = (name: 'cpu-prof'): boolean =>
+  const flag = (name: 'cpu-prof' | 'connections-sweep'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
-  const extras = { cpuProf: flag('cpu-prof') };
+  const extras = { cpuProf: flag('cpu-prof'), connectionsSweep: flag('connections-sweep') };
   const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]) && !Object.values(extras).some(Boolean);
   const write = values.write ?? process.env.BENCH_WRITE;
   return { ...numbers, ...extras, write: write === undefined || write === '' ? isDefault : write === '1' };
