@@ -3,6 +3,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import { killChildrenOnExit, stopAll, wasInterrupted } from './children.js';
+import { measureCluster } from './cluster-compare.js';
 import { measureConnectionsSweep } from './connections-sweep.js';
 import { measureStreams } from './load.js';
 import { log } from './log.js';
@@ -52,8 +53,10 @@ function writeResults(tables: Tables, runSettings: string, loadAtStart: number):
 const print = (heading: string, body: string): void => void process.stdout.write(`\n## ${heading}\n\n${body}\n`);
 
 /** The flag-gated measurements, each printed as soon as it is done. */
-async function measureExtras(targets: readonly Target[], settings: Settings): Promise<void> {
+async function measureExtras(stack: Stack, targets: readonly Target[], settings: Settings): Promise<void> {
+  const gateways = targets.filter((target) => target.name.startsWith('gateway'));
   if (settings.connectionsSweep) print('Connections sweep: CPU per request at 1, 32 and 256 connections', await measureConnectionsSweep(targets.slice(1), settings));
+  if (settings.cluster) print(`Cluster: ${settings.workers} gateway processes sharing one port vs one process`, await measureCluster(stack, gateways, settings));
 }
 
 /** Profiles are written when the gateway processes exit: call after stopAll(). */
@@ -62,7 +65,7 @@ function printProfileSummaries(stack: Stack): void {
   for (const file of readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
     // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
     const pid = Number(file.split('.')[3]);
-    print(`CPU profile: ${stack.processNames.get(pid) ?? `pid ${pid}`}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
+    print(`CPU profile: ${stack.processNames.get(pid) ?? `cluster worker (pid ${pid})`}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
   }
   log(`CPU profiles of the gateway processes: ${stack.profileDir}`);
 }
@@ -95,7 +98,7 @@ async function main(): Promise<void> {
   const failed = anyFailed(rows, streams);
   if (failed) log('WARNING: some requests failed (see the "failed" column): those rows are not valid measurements');
 
-  await measureExtras(targets, settings);
+  await measureExtras(stack, targets, settings);
   stack.redisProbe.close();
   await stopAll();
   printProfileSummaries(stack);

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 
 /**
@@ -8,7 +9,9 @@ import { parseArgs } from 'node:util';
  *   default only for a run with default settings and no extra measurement),
  *   --cpu-prof/BENCH_CPU_PROF=1 (V8 CPU profiles of the gateway processes, summarised at the end).
  * Extra measurements, off by default (each adds a minute or more):
- *   --connections-sweep/BENCH_CONNECTIONS_SWEEP=1 CPU per request at 1, 32 and 256 connections.
+ *   --connections-sweep/BENCH_CONNECTIONS_SWEEP=1 CPU per request at 1, 32 and 256 connections,
+ *   --cluster/BENCH_CLUSTER=1 one gateway process per core vs one process, both stores;
+ *   --workers/BENCH_CLUSTER_WORKERS processes per clustered gateway (available cores, at least 2).
  */
 
 const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
@@ -18,6 +21,8 @@ export interface Settings extends Record<Numeric, number> {
   readonly write: boolean;
   readonly cpuProf: boolean;
   readonly connectionsSweep: boolean;
+  readonly cluster: boolean;
+  readonly workers: number;
 }
 
 const FLAGS = {
@@ -27,8 +32,10 @@ const FLAGS = {
   warmup: { type: 'string' },
   streams: { type: 'string' },
   write: { type: 'string' },
+  workers: { type: 'string' },
   'cpu-prof': { type: 'boolean' },
   'connections-sweep': { type: 'boolean' },
+  cluster: { type: 'boolean' },
 } as const;
 
 function positive(name: string, raw: string | undefined, fallback: number, minimum = 1): number {
@@ -43,10 +50,11 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
     numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' ? 0 : 1);
   }
-  const flag = (name: 'cpu-prof' | 'connections-sweep'): boolean =>
+  const flag = (name: 'cpu-prof' | 'connections-sweep' | 'cluster'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
-  const extras = { cpuProf: flag('cpu-prof'), connectionsSweep: flag('connections-sweep') };
+  const workers = Math.round(positive('workers', values.workers ?? process.env.BENCH_CLUSTER_WORKERS, Math.max(2, availableParallelism()), 2));
+  const extras = { cpuProf: flag('cpu-prof'), connectionsSweep: flag('connections-sweep'), cluster: flag('cluster') };
   const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]) && !Object.values(extras).some(Boolean);
   const write = values.write ?? process.env.BENCH_WRITE;
-  return { ...numbers, ...extras, write: write === undefined || write === '' ? isDefault : write === '1' };
+  return { ...numbers, ...extras, workers, write: write === undefined || write === '' ? isDefault : write === '1' };
 }

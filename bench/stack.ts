@@ -7,7 +7,8 @@ import { RedisProbe } from './redis-stats.js';
 
 /**
  * The processes every measurement shares (fake upstream, private redis-server) and the
- * targets started on top of them.
+ * targets started on top of them. Targets can be started at any point of the run, so an
+ * extra measurement gets its own processes when it needs them (the cluster comparison does).
  */
 
 export interface Stack {
@@ -24,6 +25,8 @@ export type Store = 'memory' | 'redis';
 
 export interface GatewayTargetOptions {
   readonly name?: string;
+  /** More than 1: a cluster of that many processes sharing the port. */
+  readonly workers?: number;
 }
 
 export async function startStack(cpuProf: boolean): Promise<Stack> {
@@ -39,21 +42,23 @@ export function directTarget(stack: Stack): Target {
 }
 
 // Explicit values, so that BENCH_* variables in the parent's environment never leak into a target.
-const targetEnv = (stack: Stack, redisUrl: string): Record<string, string> => ({
+const targetEnv = (stack: Stack, redisUrl: string, workers: number): Record<string, string> => ({
   BENCH_UPSTREAM_URL: stack.upstream.url,
   BENCH_REDIS_URL: redisUrl,
+  BENCH_WORKERS: String(workers),
 });
 
 export async function startProxyTarget(stack: Stack): Promise<Target> {
-  const child = await startChild('proxy', 'target', ['proxy'], targetEnv(stack, ''));
+  const child = await startChild('proxy', 'target', ['proxy'], targetEnv(stack, '', 1));
   return { name: 'proxy', url: child.url, process: child };
 }
 
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
   const execArgv = stack.profileDir ? ['--cpu-prof', '--cpu-prof-dir', stack.profileDir] : [];
-  const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '');
+  const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1);
   const child = await startChild(name, 'target', ['gateway'], env, execArgv);
-  if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, name);
+  // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
+  if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, (options.workers ?? 1) > 1 ? `${name} primary` : name);
   return { name, url: child.url, process: child, ...(store === 'redis' ? { redis: stack.redisProbe } : {}) };
 }
