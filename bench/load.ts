@@ -16,6 +16,8 @@ export interface LoadSample {
 export interface LoadOptions {
   readonly connections: number;
   readonly durationSec: number;
+  /** Stop after this many requests instead of after `durationSec` (the memory soak). */
+  readonly amount?: number;
 }
 
 /** Nearest-rank percentile of an ascending array. */
@@ -33,7 +35,7 @@ export function median(values: readonly number[]): number {
 
 /**
  * Drives `baseUrl` with POST /v1/chat/completions from `connections` keep-alive connections for
- * `durationSec`. Latencies are taken from autocannon's per-response timings (float ms) rather
+ * `durationSec` (or `amount` requests). Latencies are taken from autocannon's per-response timings (float ms) rather
  * than its histogram, whose 1 ms resolution is too coarse for loopback.
  */
 export function runLoad(baseUrl: string, options: LoadOptions): Promise<LoadSample> {
@@ -49,6 +51,7 @@ export function runLoad(baseUrl: string, options: LoadOptions): Promise<LoadSamp
         body: CHAT_BODY,
         connections: options.connections,
         duration: options.durationSec,
+        ...(options.amount === undefined ? {} : { amount: options.amount }),
         pipelining: 1,
         timeout: 10,
       },

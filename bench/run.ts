@@ -12,6 +12,7 @@ import { targetsTable } from './performance-targets.js';
 import { summarizeProfileFile } from './profile-summary.js';
 import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './report.js';
 import { readSettings, type Settings } from './settings.js';
+import { measureSoakRss } from './soak.js';
 import { directTarget, startGatewayTarget, startProxyTarget, startStack, type Stack } from './stack.js';
 
 /**
@@ -57,6 +58,7 @@ async function measureExtras(stack: Stack, targets: readonly Target[], settings:
   const gateways = targets.filter((target) => target.name.startsWith('gateway'));
   if (settings.connectionsSweep) print('Connections sweep: CPU per request at 1, 32 and 256 connections', await measureConnectionsSweep(targets.slice(1), settings));
   if (settings.cluster) print(`Cluster: ${settings.workers} gateway processes sharing one port vs one process`, await measureCluster(stack, gateways, settings));
+  if (settings.soakRss) print('Memory soak: gateway RSS after 20,000 and 200,000 requests (fresh processes)', await measureSoakRss(stack, settings));
 }
 
 /** Profiles are written when the gateway processes exit: call after stopAll(). */

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
  *   default only for a run with default settings and no extra measurement),
  *   --cpu-prof/BENCH_CPU_PROF=1 (V8 CPU profiles of the gateway processes, summarised at the end).
  * Extra measurements, off by default (each adds a minute or more):
+ *   --soak-rss/BENCH_SOAK_RSS=1 gateway RSS after 20,000 and 200,000 requests (fresh processes),
  *   --connections-sweep/BENCH_CONNECTIONS_SWEEP=1 CPU per request at 1, 32 and 256 connections,
  *   --cluster/BENCH_CLUSTER=1 one gateway process per core vs one process, both stores;
  *   --workers/BENCH_CLUSTER_WORKERS processes per clustered gateway (available cores, at least 2).
@@ -20,6 +21,7 @@ type Numeric = keyof typeof DEFAULTS;
 export interface Settings extends Record<Numeric, number> {
   readonly write: boolean;
   readonly cpuProf: boolean;
+  readonly soakRss: boolean;
   readonly connectionsSweep: boolean;
   readonly cluster: boolean;
   readonly workers: number;
@@ -34,6 +36,7 @@ const FLAGS = {
   write: { type: 'string' },
   workers: { type: 'string' },
   'cpu-prof': { type: 'boolean' },
+  'soak-rss': { type: 'boolean' },
   'connections-sweep': { type: 'boolean' },
   cluster: { type: 'boolean' },
 } as const;
@@ -50,10 +53,10 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
     numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' ? 0 : 1);
   }
-  const flag = (name: 'cpu-prof' | 'connections-sweep' | 'cluster'): boolean =>
+  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
   const workers = Math.round(positive('workers', values.workers ?? process.env.BENCH_CLUSTER_WORKERS, Math.max(2, availableParallelism()), 2));
-  const extras = { cpuProf: flag('cpu-prof'), connectionsSweep: flag('connections-sweep'), cluster: flag('cluster') };
+  const extras = { cpuProf: flag('cpu-prof'), soakRss: flag('soak-rss'), connectionsSweep: flag('connections-sweep'), cluster: flag('cluster') };
   const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]) && !Object.values(extras).some(Boolean);
   const write = values.write ?? process.env.BENCH_WRITE;
   return { ...numbers, ...extras, workers, write: write === undefined || write === '' ? isDefault : write === '1' };

@@ -8,7 +8,7 @@ import { RedisProbe } from './redis-stats.js';
 /**
  * The processes every measurement shares (fake upstream, private redis-server) and the
  * targets started on top of them. Targets can be started at any point of the run, so an
- * extra measurement gets its own processes when it needs them (the cluster comparison does).
+ * extra measurement gets fresh processes when it needs them (the memory soak does).
  */
 
 export interface Stack {
@@ -27,6 +27,8 @@ export interface GatewayTargetOptions {
   readonly name?: string;
   /** More than 1: a cluster of that many processes sharing the port. */
   readonly workers?: number;
+  /** Lets stats requests collect garbage first (the memory soak). */
+  readonly exposeGc?: boolean;
 }
 
 export async function startStack(cpuProf: boolean): Promise<Stack> {
@@ -55,7 +57,7 @@ export async function startProxyTarget(stack: Stack): Promise<Target> {
 
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
-  const execArgv = stack.profileDir ? ['--cpu-prof', '--cpu-prof-dir', stack.profileDir] : [];
+  const execArgv = [...(stack.profileDir ? ['--cpu-prof', '--cpu-prof-dir', stack.profileDir] : []), ...(options.exposeGc ? ['--expose-gc'] : [])];
   const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1);
   const child = await startChild(name, 'target', ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
