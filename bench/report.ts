@@ -141,13 +141,14 @@ round by round.
   twice as long. Under a fixed number of connections, latency and throughput move together.
 - **CPU µs/req** — CPU time (user + system) of the target's own process during the measured run,
   per request (\`process.cpuUsage()\` asked over the fork IPC channel before and after; not for
-  direct). Unlike req/s it hardly depends on how much of a core the process was given, which makes
-  it the steadier number on a shared machine.
+  direct). req/s falls whenever other work takes the cores; CPU per request measures the work
+  itself (though a busy machine's cache and frequency effects still show in it).
 - **Redis cmds/req, Redis CPU µs/req** — for Redis-store rows: \`INFO commandstats\` calls (the
   commands Lua scripts run inside Redis count too; the probe's own \`INFO\` does not) and
   \`INFO cpu\` \`used_cpu_user + used_cpu_sys\`, both as deltas over the measured run, per request.
   Redis is shared by every gateway instance, so its CPU per request bounds the whole fleet. The
-  breakdown table lists calls per request by command, pooled over all rounds.
+  breakdown table lists calls per request by command, pooled over all rounds, and Redis's own
+  execution time per call (commandstats \`usec\`; a script's includes the commands it runs).
 - **req/s per round** — the spread: rounds are interleaved (every target once per round, starting
   target rotated), and each ratio is computed within a round before taking the median.
 - **failed** — non-2xx responses plus connection errors over all rounds; any non-zero value makes
