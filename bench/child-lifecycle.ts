@@ -9,8 +9,17 @@ export interface ListeningMessage {
 
 /** Tells the parent (over the fork IPC channel) which port the OS gave this child. */
 export function announceListening(server: Server): void {
-  const message: ListeningMessage = { type: 'listening', port: (server.address() as AddressInfo).port };
+  announcePort((server.address() as AddressInfo).port);
+}
+
+/** The same, for a process that listens through others (a cluster primary through its workers). */
+export function announcePort(port: number): void {
+  const message: ListeningMessage = { type: 'listening', port };
   process.send?.(message);
+}
+
+export function isListeningMessage(message: unknown): message is ListeningMessage {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'listening';
 }
 
 /**

@@ -7,6 +7,8 @@ export interface LoadSample {
   readonly requestsPerSec: number;
   readonly p50: number;
   readonly p99: number;
+  /** Responses received (2xx or not): what CPU and Redis costs are divided by. */
+  readonly requests: number;
   /** Responses that were not 2xx plus connection errors/timeouts: must be 0 for a valid row. */
   readonly failures: number;
 }
@@ -14,6 +16,8 @@ export interface LoadSample {
 export interface LoadOptions {
   readonly connections: number;
   readonly durationSec: number;
+  /** Stop after this many requests instead of after `durationSec` (the memory soak). */
+  readonly amount?: number;
 }
 
 /** Nearest-rank percentile of an ascending array. */
@@ -31,7 +35,7 @@ export function median(values: readonly number[]): number {
 
 /**
  * Drives `baseUrl` with POST /v1/chat/completions from `connections` keep-alive connections for
- * `durationSec`. Latencies are taken from autocannon's per-response timings (float ms) rather
+ * `durationSec` (or `amount` requests). Latencies are taken from autocannon's per-response timings (float ms) rather
  * than its histogram, whose 1 ms resolution is too coarse for loopback.
  */
 export function runLoad(baseUrl: string, options: LoadOptions): Promise<LoadSample> {
@@ -47,6 +51,7 @@ export function runLoad(baseUrl: string, options: LoadOptions): Promise<LoadSamp
         body: CHAT_BODY,
         connections: options.connections,
         duration: options.durationSec,
+        ...(options.amount === undefined ? {} : { amount: options.amount }),
         pipelining: 1,
         timeout: 10,
       },
@@ -60,6 +65,7 @@ export function runLoad(baseUrl: string, options: LoadOptions): Promise<LoadSamp
           requestsPerSec: ok / result.duration,
           p50: percentile(latencies, 50),
           p99: percentile(latencies, 99),
+          requests: ok + notOk,
           failures: notOk + result.errors,
         });
       },

@@ -1,43 +1,61 @@
-import { median, type LoadSample, type StreamSample } from './load.js';
+import type { StreamSample } from './load.js';
+import type { TargetRounds } from './measure.js';
+import {
+  cpuPerRequest,
+  findRow,
+  medianOf,
+  p50,
+  p99,
+  redisCallsByCommand,
+  redisCallsPerRequest,
+  redisCpuPerRequest,
+  requestsPerSec,
+  roundRatio,
+} from './figures.js';
 
 /** Turns per-round samples into the markdown tables printed and written to RESULTS.md. */
 
-export interface TargetRounds {
-  readonly name: string;
-  /** One sample per round, in round order (every target has the same number). */
-  readonly rounds: LoadSample[];
-}
-
-const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : 'n/a');
-const ratio = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a');
-const int = (value: number): string => Math.round(value).toLocaleString('en-US');
-
-/**
- * Median over rounds. Ratios are taken within each round first (target vs direct, target vs
- * proxy measured minutes apart, not hours) and then their median is reported.
- */
-function roundRatio(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: (s: LoadSample) => number): number {
-  const reference = rows.find((row) => row.name === base);
-  if (!reference) return Number.NaN;
-  return median(target.rounds.map((sample, i) => pick(sample) / pick(reference.rounds[i]!)));
-}
+export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : 'n/a');
+export const ratio = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a');
+export const int = (value: number): string => Math.round(value).toLocaleString('en-US');
+/** A cost that does not apply to the row (CPU of direct, Redis of a memory-store row) is a dash. */
+export const micros = (value: number): string => (Number.isFinite(value) ? value.toFixed(1) : '—');
+const calls = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '—');
 
 export function loadTable(rows: readonly TargetRounds[]): string {
   const lines = [
-    '| target | req/s | p50 ms | p99 ms | req/s vs direct | req/s vs proxy | p50 vs direct | p50 vs proxy | req/s per round | failed |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| target | req/s | p50 ms | p99 ms | req/s vs direct | req/s vs proxy | p50 vs direct | p50 vs proxy | p99 vs proxy | CPU µs/req | Redis cmds/req | Redis CPU µs/req | req/s per round | failed |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
-  const rps = (s: LoadSample): number => s.requestsPerSec;
-  const p50 = (s: LoadSample): number => s.p50;
   for (const row of rows) {
     const failures = row.rounds.reduce((sum, s) => sum + s.failures, 0);
     lines.push(
-      `| ${row.name} | ${int(median(row.rounds.map(rps)))} | ${ms(median(row.rounds.map(p50)))} | ${ms(median(row.rounds.map((s) => s.p99)))} | ` +
-        `${ratio(roundRatio(rows, row, 'direct', rps))} | ${ratio(roundRatio(rows, row, 'proxy', rps))} | ` +
-        `${ratio(roundRatio(rows, row, 'direct', p50))} | ${ratio(roundRatio(rows, row, 'proxy', p50))} | ` +
+      `| ${row.name} | ${int(medianOf(row, requestsPerSec))} | ${ms(medianOf(row, p50))} | ${ms(medianOf(row, p99))} | ` +
+        `${ratio(roundRatio(rows, row, 'direct', requestsPerSec))} | ${ratio(roundRatio(rows, row, 'proxy', requestsPerSec))} | ` +
+        `${ratio(roundRatio(rows, row, 'direct', p50))} | ${ratio(roundRatio(rows, row, 'proxy', p50))} | ${ratio(roundRatio(rows, row, 'proxy', p99))} | ` +
+        `${micros(medianOf(row, cpuPerRequest))} | ${calls(medianOf(row, redisCallsPerRequest))} | ${micros(medianOf(row, redisCpuPerRequest))} | ` +
         `${row.rounds.map((s) => int(s.requestsPerSec)).join(' / ')} | ${failures} |`,
     );
   }
+  return lines.join('\n');
+}
+
+/** Commands that run a Lua script: one per gateway call; the commands the script runs are listed too. */
+const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
+
+/** Per-command Redis calls per request of one row, over all its rounds; the busiest first. */
+export function redisBreakdownTable(rows: readonly TargetRounds[], name: string, top = 12): string {
+  const row = findRow(rows, name);
+  if (!row) return `(no ${name} row)`;
+  const commands = [...redisCallsByCommand(row)].sort((a, b) => b[1].callsPerRequest - a[1].callsPerRequest);
+  const lines = ['| command | calls/req | µs per call (in Redis) |', '|---|--:|--:|'];
+  for (const [command, usage] of commands.slice(0, top)) {
+    const label = SCRIPT_COMMANDS.has(command) ? `${command} (runs a Lua script)` : command;
+    lines.push(`| ${label} | ${calls(usage.callsPerRequest)} | ${micros(usage.usecPerCall)} |`);
+  }
+  const perRequest = (list: typeof commands): number => list.reduce((sum, [, usage]) => sum + usage.callsPerRequest, 0);
+  if (commands.length > top) lines.push(`| ${commands.length - top} other commands | ${calls(perRequest(commands.slice(top)))} | |`);
+  lines.push(`| **all commands** | **${calls(perRequest(commands))}** | |`);
   return lines.join('\n');
 }
 
@@ -65,10 +83,12 @@ export interface RunDescription {
   readonly command: string;
   readonly settings: string;
   readonly loadTable: string;
+  readonly redisTable: string;
   readonly streamTable: string;
+  readonly targetsTable: string;
 }
 
-/** bench/RESULTS.md: what was run where, the two tables, and how to read them. */
+/** bench/RESULTS.md: what was run where, the tables, and how to read them. */
 export function resultsDocument(run: RunDescription): string {
   return `# Benchmark results
 
@@ -83,9 +103,17 @@ Produced by \`bench/run.ts\` (\`npm run bench\`), which rewrites this file after
 
 ${run.loadTable}
 
+## Redis commands per gateway-redis request (all rounds)
+
+${run.redisTable}
+
 ## Streaming chat (time to first chunk, sequential requests)
 
 ${run.streamTable}
+
+## Targets
+
+${run.targetsTable}
 
 ## What the rows are
 
@@ -109,8 +137,18 @@ round by round.
 
 - **req/s vs direct / vs proxy** — throughput as a fraction of that row: \`0.50×\` means half the
   requests per second. *vs proxy* is what Tollgate's features cost on top of the unavoidable hop.
-- **p50 vs direct / vs proxy** — median latency as a multiple of that row: \`2.00×\` means twice
-  as long. Under a fixed number of connections, latency and throughput move together.
+- **p50 vs direct / vs proxy, p99 vs proxy** — latency as a multiple of that row: \`2.00×\` means
+  twice as long. Under a fixed number of connections, latency and throughput move together.
+- **CPU µs/req** — CPU time (user + system) of the target's own process during the measured run,
+  per request (\`process.cpuUsage()\` asked over the fork IPC channel before and after; not for
+  direct). req/s falls whenever other work takes the cores; CPU per request measures the work
+  itself (though a busy machine's cache and frequency effects still show in it).
+- **Redis cmds/req, Redis CPU µs/req** — for Redis-store rows: \`INFO commandstats\` calls (the
+  commands Lua scripts run inside Redis count too; the probe's own \`INFO\` does not) and
+  \`INFO cpu\` \`used_cpu_user + used_cpu_sys\`, both as deltas over the measured run, per request.
+  Redis is shared by every gateway instance, so its CPU per request bounds the whole fleet. The
+  breakdown table lists calls per request by command, pooled over all rounds, and Redis's own
+  execution time per call (commandstats \`usec\`; a script's includes the commands it runs).
 - **req/s per round** — the spread: rounds are interleaved (every target once per round, starting
   target rotated), and each ratio is computed within a round before taking the median.
 - **failed** — non-2xx responses plus connection errors over all rounds; any non-zero value makes
@@ -119,5 +157,7 @@ round by round.
 - **first chunk** — time from sending a \`stream: true\` request to the first body bytes. The
   upstream writes the first SSE event at once and the next ones every millisecond, so a gateway that
   buffered the stream would show the whole stream's time here instead of one hop's.
+- **Targets** — the goals of the issue "every feature on, Redis store, at 0.7× a bare http-proxy-3
+  proxy" (bench/performance-targets.ts), each with this run's value: ✓ met, ✗ not met.
 `;
 }

@@ -1,54 +1,26 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, platform, release, tmpdir } from 'node:os';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
 import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { killChildrenOnExit, startChild, startRedis, stopAll, wasInterrupted, type RunningChild } from './children.js';
-import { measureStreams, runLoad, type LoadOptions } from './load.js';
-import { loadTable, resultsDocument, streamTable, type TargetRounds } from './report.js';
+import { killChildrenOnExit, stopAll, wasInterrupted } from './children.js';
+import { measureCluster } from './cluster-compare.js';
+import { measureConnectionsSweep } from './connections-sweep.js';
+import { measureStreams } from './load.js';
+import { log } from './log.js';
+import { measureRounds, warmUp, type Target, type TargetRounds } from './measure.js';
+import { targetsTable } from './performance-targets.js';
+import { summarizeProfileFile } from './profile-summary.js';
+import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './report.js';
+import { readSettings, type Settings } from './settings.js';
+import { measureSoakRss } from './soak.js';
+import { directTarget, startGatewayTarget, startProxyTarget, startStack, type Stack } from './stack.js';
 
 /**
- * `npm run bench`: Tollgate side by side with what it stands on (SPEC section 10). Options, as
- * flags or environment (flags win): --duration/BENCH_DURATION seconds per run (5),
- * --connections/BENCH_CONNECTIONS (32), --rounds/BENCH_ROUNDS (3), --warmup/BENCH_WARMUP seconds
- * (2), --streams/BENCH_STREAMS streaming requests per target (200), --write/BENCH_WRITE (1: write
- * bench/RESULTS.md; default only for a run with default settings), --cpu-prof/BENCH_CPU_PROF
- * (1: write V8 CPU profiles of the gateway processes to a temp directory).
+ * `npm run bench`: Tollgate side by side with what it stands on (SPEC section 10). Flags and
+ * environment are listed in bench/settings.ts. Markdown tables go to stdout, progress to stderr.
  */
 
-const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
-type Numeric = keyof typeof DEFAULTS;
-
-interface Settings extends Record<Numeric, number> {
-  readonly write: boolean;
-  readonly cpuProf: boolean;
-  readonly isDefault: boolean;
-}
-
-function readSettings(): Settings {
-  const { values } = parseArgs({
-    options: {
-      duration: { type: 'string' },
-      connections: { type: 'string' },
-      rounds: { type: 'string' },
-      warmup: { type: 'string' },
-      streams: { type: 'string' },
-      write: { type: 'string' },
-      'cpu-prof': { type: 'boolean' },
-    },
-  });
-  const numbers = {} as Record<Numeric, number>;
-  for (const name of Object.keys(DEFAULTS) as Numeric[]) {
-    const raw = values[name] ?? process.env[`BENCH_${name.toUpperCase()}`];
-    const value = raw === undefined || raw === '' ? DEFAULTS[name] : Number(raw);
-    if (!Number.isFinite(value) || value < (name === 'warmup' ? 0 : 1)) throw new Error(`bench: ${name} must be a positive number, got "${raw ?? ''}"`);
-    numbers[name] = value;
-  }
-  const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]);
-  const write = values.write ?? process.env.BENCH_WRITE;
-  const cpuProf = values['cpu-prof'] === true || process.env.BENCH_CPU_PROF === '1';
-  return { ...numbers, write: write === undefined || write === '' ? isDefault && !cpuProf : write === '1', cpuProf, isDefault };
-}
+type Tables = Pick<Parameters<typeof resultsDocument>[0], 'loadTable' | 'redisTable' | 'streamTable' | 'targetsTable'>;
 
 /** `loadAtStart`: other work on the machine skews absolute numbers; the ratios share it. */
 function describeMachine(loadAtStart: number): string {
@@ -67,45 +39,7 @@ function repositoryRoot(): string {
   return dir;
 }
 
-async function startTargets(settings: Settings): Promise<{ names: string[]; urls: string[]; profileDir: string | undefined }> {
-  const upstream = await startChild('upstream', 'upstream', [], {});
-  const redis = await startRedis();
-  const env = { BENCH_UPSTREAM_URL: upstream.url };
-  const profileDir = settings.cpuProf ? mkdtempSync(join(tmpdir(), 'tollgate-bench-prof-')) : undefined;
-  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-  const targets: RunningChild[] = [
-    await startChild('proxy', 'target', ['proxy'], env),
-    await startChild('gateway-memory', 'target', ['gateway'], env, profile),
-    await startChild('gateway-redis', 'target', ['gateway'], { ...env, BENCH_REDIS_URL: redis.url }, profile),
-  ];
-  return { names: ['direct', ...targets.map((t) => t.name)], urls: [upstream.url, ...targets.map((t) => t.url)], profileDir };
-}
-
-const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
-
-/** Warm-up, then `rounds` rounds over every target, the first target rotated each round. */
-async function measureLoad(names: readonly string[], urls: readonly string[], settings: Settings): Promise<TargetRounds[]> {
-  const load: LoadOptions = { connections: settings.connections, durationSec: settings.duration };
-  if (settings.warmup > 0) {
-    for (let t = 0; t < urls.length; t++) {
-      log(`warm-up ${names[t]!}`);
-      await runLoad(urls[t]!, { ...load, durationSec: settings.warmup });
-    }
-  }
-  const rows: TargetRounds[] = names.map((name) => ({ name, rounds: [] }));
-  for (let round = 0; round < settings.rounds; round++) {
-    // Rotating the first target cancels any effect of position within a round.
-    for (let k = 0; k < urls.length; k++) {
-      const t = (round + k) % urls.length;
-      const sample = await runLoad(urls[t]!, load);
-      rows[t]!.rounds[round] = sample;
-      log(`round ${round + 1}/${settings.rounds} ${names[t]!}: ${Math.round(sample.requestsPerSec)} req/s, p50 ${sample.p50.toFixed(2)} ms, failed ${sample.failures}`);
-    }
-  }
-  return rows;
-}
-
-function writeResults(tables: { loadTable: string; streamTable: string }, runSettings: string, loadAtStart: number): void {
+function writeResults(tables: Tables, runSettings: string, loadAtStart: number): void {
   const args = process.argv.slice(2).join(' ');
   const env = Object.entries(process.env)
     .filter(([name]) => name.startsWith('BENCH_'))
@@ -117,24 +51,61 @@ function writeResults(tables: { loadTable: string; streamTable: string }, runSet
   log(`wrote ${path}`);
 }
 
+const print = (heading: string, body: string): void => void process.stdout.write(`\n## ${heading}\n\n${body}\n`);
+
+/** The flag-gated measurements, each printed as soon as it is done. */
+async function measureExtras(stack: Stack, targets: readonly Target[], settings: Settings): Promise<void> {
+  const gateways = targets.filter((target) => target.name.startsWith('gateway'));
+  if (settings.connectionsSweep) print('Connections sweep: CPU per request at 1, 32 and 256 connections', await measureConnectionsSweep(targets.slice(1), settings));
+  if (settings.cluster) print(`Cluster: ${settings.workers} gateway processes sharing one port vs one process`, await measureCluster(stack, gateways, settings));
+  if (settings.soakRss) print('Memory soak: gateway RSS after 20,000 and 200,000 requests (fresh processes)', await measureSoakRss(stack, settings));
+}
+
+/** Profiles are written when the gateway processes exit: call after stopAll(). */
+function printProfileSummaries(stack: Stack): void {
+  if (!stack.profileDir) return;
+  for (const file of readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
+    // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
+    const pid = Number(file.split('.')[3]);
+    print(`CPU profile: ${stack.processNames.get(pid) ?? `cluster worker (pid ${pid})`}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
+  }
+  log(`CPU profiles of the gateway processes: ${stack.profileDir}`);
+}
+
+function anyFailed(rows: readonly TargetRounds[], streams: readonly { failures: number }[]): boolean {
+  return rows.some((row) => row.rounds.some((s) => s.failures > 0)) || streams.some((s) => s.failures > 0);
+}
+
 async function main(): Promise<void> {
   killChildrenOnExit();
+  const startedAt = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
   const settings = readSettings();
-  const { names, urls, profileDir } = await startTargets(settings);
+  const stack = await startStack(settings.cpuProf);
+  const targets = [directTarget(stack), await startProxyTarget(stack), await startGatewayTarget(stack, 'memory'), await startGatewayTarget(stack, 'redis')];
+  const names = targets.map((target) => target.name);
   log(`${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} rounds, targets ${names.join(', ')}`);
-  const rows = await measureLoad(names, urls, settings);
+  await warmUp(targets, { connections: settings.connections, durationSec: settings.warmup });
+  const rows = await measureRounds(targets, { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
   log(`streaming: ${settings.streams} sequential requests per target, interleaved`);
-  const streams = await measureStreams(urls, settings.streams);
-  await stopAll();
+  const streams = await measureStreams(targets.map((target) => target.url), settings.streams);
 
-  const tables = { loadTable: loadTable(rows), streamTable: streamTable(names, streams) };
+  const targetsCheck = targetsTable(rows, names, streams);
+  const tables: Tables = { loadTable: loadTable(rows), redisTable: redisBreakdownTable(rows, 'gateway-redis'), streamTable: streamTable(names, streams), targetsTable: targetsCheck.table };
   const runSettings = `${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} interleaved rounds (median), ${settings.warmup} s warm-up per target, ${settings.streams} streaming requests per target`;
-  process.stdout.write(`\n## Non-streaming chat (${runSettings})\n\n${tables.loadTable}\n\n## Streaming: time to first chunk\n\n${tables.streamTable}\n`);
-  const failed = rows.some((row) => row.rounds.some((s) => s.failures > 0)) || streams.some((s) => s.failures > 0);
+  print(`Non-streaming chat (${runSettings})`, tables.loadTable);
+  print('Redis commands per gateway-redis request (all rounds; commands run inside Lua scripts count too)', tables.redisTable);
+  print('Streaming: time to first chunk', tables.streamTable);
+  print(`Targets (${targetsCheck.allMet ? 'all met' : 'not all met'})`, tables.targetsTable);
+  const failed = anyFailed(rows, streams);
   if (failed) log('WARNING: some requests failed (see the "failed" column): those rows are not valid measurements');
-  if (profileDir) log(`CPU profiles of the gateway processes: ${profileDir}`);
+
+  await measureExtras(stack, targets, settings);
+  stack.redisProbe.close();
+  await stopAll();
+  printProfileSummaries(stack);
   if (settings.write) writeResults(tables, runSettings, loadAtStart);
+  log(`total time ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);
   process.exitCode = failed ? 1 : 0;
 }
 

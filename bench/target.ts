@@ -1,20 +1,26 @@
+import cluster from 'node:cluster';
 import { Agent, createServer, type Server } from 'node:http';
 import { ProxyServer } from 'http-proxy-3';
 import { pino } from 'pino';
 import { createGateway } from '../src/app.js';
 import { validateConfig } from '../src/config/index.js';
 import { announceListening, exitWithParent } from './child-lifecycle.js';
+import { answerStatsRequests, ownStats } from './process-stats.js';
+import { runClusterPrimary } from './target-cluster.js';
 import { BENCH_KEY_SHA256, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHED_LIMITS } from './workload.js';
 
 /**
  * One target under load, in its own process: `proxy` (a bare http-proxy-3 ProxyServer with a
  * keep-alive agent, the floor of this stack) or `gateway` (Tollgate with every feature on;
- * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise).
+ * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise). With BENCH_WORKERS
+ * above 1 this process is a cluster primary and that many workers serve one shared port.
+ * Every serving process answers the parent's stats requests (CPU time, memory).
  */
 
 const kind = process.argv[2];
 const upstreamUrl = process.env.BENCH_UPSTREAM_URL ?? '';
 const redisUrl = process.env.BENCH_REDIS_URL ?? '';
+const workerCount = Number(process.env.BENCH_WORKERS ?? '1');
 
 interface Started {
   readonly server: Server;
@@ -59,9 +65,7 @@ async function startGateway(): Promise<Started> {
   return { server: createServer(gateway.handleRequest), close: () => gateway.close() };
 }
 
-async function main(): Promise<void> {
-  if (!upstreamUrl) throw new Error('BENCH_UPSTREAM_URL is not set');
-  if (kind !== 'proxy' && kind !== 'gateway') throw new Error(`unknown target kind "${kind ?? ''}" (proxy | gateway)`);
+async function serve(): Promise<void> {
   const started = kind === 'proxy' ? startBareProxy() : await startGateway();
   const { server } = started;
   server.keepAliveTimeout = 60_000;
@@ -71,7 +75,16 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await started.close();
   });
+  answerStatsRequests(async (gc) => ownStats(gc));
   server.listen(0, '127.0.0.1', () => announceListening(server));
+}
+
+async function main(): Promise<void> {
+  if (!upstreamUrl) throw new Error('BENCH_UPSTREAM_URL is not set');
+  if (kind !== 'proxy' && kind !== 'gateway') throw new Error(`unknown target kind "${kind ?? ''}" (proxy | gateway)`);
+  if (!Number.isInteger(workerCount) || workerCount < 1) throw new Error(`BENCH_WORKERS must be a positive integer, got "${process.env.BENCH_WORKERS ?? ''}"`);
+  if (workerCount > 1 && cluster.isPrimary) runClusterPrimary(workerCount);
+  else await serve();
 }
 
 main().catch((err: unknown) => {

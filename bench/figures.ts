@@ -1,0 +1,50 @@
+import { median } from './load.js';
+import type { RunSample, TargetRounds } from './measure.js';
+import { totalCalls } from './redis-stats.js';
+
+/**
+ * Per-sample figures and how rounds are folded into one number: the median over rounds, and
+ * ratios taken within each round first (rows measured seconds apart, not minutes) and then
+ * their median. NaN where a row has no such figure (no CPU for direct, no Redis for memory).
+ */
+
+export type Pick = (sample: RunSample) => number;
+
+export const requestsPerSec: Pick = (s) => s.requestsPerSec;
+export const p50: Pick = (s) => s.p50;
+export const p99: Pick = (s) => s.p99;
+export const cpuPerRequest: Pick = (s) => (s.cpuMicros === undefined ? Number.NaN : s.cpuMicros / s.requests);
+export const redisCallsPerRequest: Pick = (s) => (s.redis ? totalCalls(s.redis) / s.requests : Number.NaN);
+export const redisCpuPerRequest: Pick = (s) => (s.redis ? s.redis.cpuMicros / s.requests : Number.NaN);
+
+export function medianOf(row: TargetRounds, pick: Pick): number {
+  return median(row.rounds.map(pick));
+}
+
+export function findRow(rows: readonly TargetRounds[], name: string): TargetRounds | undefined {
+  return rows.find((row) => row.name === name);
+}
+
+/** Median over rounds of target/base, each round's pair measured side by side. */
+export function roundRatio(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: Pick): number {
+  const reference = findRow(rows, base);
+  if (!reference) return Number.NaN;
+  return median(target.rounds.map((sample, i) => pick(sample) / pick(reference.rounds[i]!)));
+}
+
+/** Redis calls per command over all rounds of a row, per request: the breakdown table. */
+export function redisCallsByCommand(row: TargetRounds): Map<string, { callsPerRequest: number; usecPerCall: number }> {
+  const totals = new Map<string, { calls: number; usec: number }>();
+  let requests = 0;
+  for (const sample of row.rounds) {
+    if (!sample.redis) continue;
+    requests += sample.requests;
+    for (const [name, usage] of sample.redis.commands) {
+      const total = totals.get(name) ?? { calls: 0, usec: 0 };
+      totals.set(name, { calls: total.calls + usage.calls, usec: total.usec + usage.usec });
+    }
+  }
+  const perRequest = new Map<string, { callsPerRequest: number; usecPerCall: number }>();
+  for (const [name, total] of totals) perRequest.set(name, { callsPerRequest: total.calls / requests, usecPerCall: total.usec / total.calls });
+  return perRequest;
+}

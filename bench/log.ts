@@ -1,0 +1,2 @@
+/** Progress lines go to stderr, so stdout carries only the markdown tables. */
+export const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
