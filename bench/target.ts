@@ -4,6 +4,7 @@ import { ProxyServer } from 'http-proxy-3';
 import { pino } from 'pino';
 import { createGateway } from '../src/app.js';
 import { validateConfig } from '../src/config/index.js';
+import { createGatewayServer } from '../src/server.js';
 import { announceListening, exitWithParent } from './child-lifecycle.js';
 import { answerStatsRequests, ownStats } from './process-stats.js';
 import { runClusterPrimary } from './target-cluster.js';
@@ -62,14 +63,17 @@ async function startGateway(): Promise<Started> {
     'bench',
   );
   const gateway = await createGateway(config, { logger: pino({ level: 'silent' }) });
-  return { server: createServer(gateway.handleRequest), close: () => gateway.close() };
+  return { server: createGatewayServer(config.server, gateway.handleRequest), close: () => gateway.close() };
 }
 
 async function serve(): Promise<void> {
   const started = kind === 'proxy' ? startBareProxy() : await startGateway();
   const { server } = started;
-  server.keepAliveTimeout = 60_000;
-  server.headersTimeout = 65_000;
+  if (kind === 'proxy') {
+    // The gateway's server takes these from its config (server.*); the bare proxy gets the same values.
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 30_000;
+  }
   exitWithParent(async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -9,7 +9,7 @@ import { createUsageStore } from './metering/index.js';
 import { createLogger, createMetrics, createMetricsEndpoint, requestIdFor, type Logger, type Metrics } from './observability/index.js';
 import { createV1Handler } from './pipeline/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
-import { createRouteTable, createUpstream, resolveRoute, type Upstream, type UpstreamName } from './proxy/index.js';
+import { BufferBudget, createRouteTable, createUpstream, resolveRoute, type Upstream, type UpstreamName } from './proxy/index.js';
 import { connectRedis, type RedisConnection } from './redis/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
@@ -89,9 +89,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     inference: createUpstream('inference', config.upstreams.inference),
   };
   const routes = createRouteTable();
+  const bufferBudget = new BufferBudget(config.server.maxBufferedBytes);
+  metrics.watchBufferedBytes(() => bufferBudget.used);
   // What both the /v1 pipeline and the operations app are built from.
   const services = { config, authenticator, limiter, usageStore, metrics, logger };
-  const v1 = createV1Handler({ ...services, upstreams });
+  const v1 = createV1Handler({ ...services, upstreams, bufferBudget });
   const metricsHandler = createMetricsEndpoint(metrics, config.metrics.bearerToken);
   let draining = false;
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/index.js';
+import { createGatewayServer } from './server.js';
 
 /** Start and stop only: load config, build the gateway, listen, drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
   const { config } = gateway;
   const { logger } = gateway;
 
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, gateway.handleRequest);
+  const server = createGatewayServer(config.server, gateway.handleRequest);
   await listen(server, config.server.port, config.server.host);
   logger.info({ host: config.server.host, port: addressPort(server), config: configPath }, 'tollgate listening');
 

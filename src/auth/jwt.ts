@@ -51,7 +51,13 @@ export interface JwtVerifier {
 /** Builds a verifier once from config: the key (secret, PEM or cached remote JWKS) is prepared here. */
 export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier> {
   const keySource = await buildKeySource(config);
-  const options = { issuer: config.issuer, audience: config.audience, algorithms: config.algorithms };
+  const options = {
+    issuer: config.issuer,
+    audience: config.audience,
+    algorithms: config.algorithms,
+    // A signed token without `exp` would be valid forever; refused unless the operator opts out.
+    requiredClaims: config.requireExpiry ? ['exp'] : [],
+  };
   // Two arms that read alike: jose's jwtVerify has one overload for a key and one for a key
   // resolver (remote JWKS), and TypeScript picks an overload only for a narrowed argument.
   const verifySignature = (token: string): Promise<{ payload: JWTPayload }> =>
@@ -67,6 +73,9 @@ export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier>
           throw new GatewayError(503, 'auth_unavailable', 'The identity provider (JWKS) could not be reached to verify the token; retry shortly.');
         }
         if (err instanceof joseErrors.JWTExpired) throw new AuthFailure('expired', 'The token has expired.');
+        if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'exp' && err.reason === 'missing') {
+          throw new AuthFailure('invalid_token', 'The token has no expiry (exp claim); tokens that never expire are refused.');
+        }
         throw new AuthFailure('invalid_token', 'The token could not be verified (signature, issuer, audience or algorithm).');
       }
       const team = payload[claims.team];

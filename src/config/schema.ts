@@ -45,6 +45,8 @@ const upstreamSchema = z
     url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
     auth: upstreamAuthSchema.default('passthrough'),
     timeoutMs: positiveInt.default(120_000),
+    /** After the response headers: no body byte for this long cuts the response (a stalled stream). */
+    idleTimeoutMs: positiveInt.default(120_000),
     maxSockets: positiveInt.default(256),
   })
   .strict();
@@ -80,6 +82,8 @@ const jwtSchema = z
       .default({ team: 'team', projects: 'projects', subject: 'sub' }),
     defaultProject: namePart.default('default'),
     limits: limitSetSchema.default({}),
+    /** A token without `exp` never expires: refused unless the operator opts out. */
+    requireExpiry: z.boolean().default(true),
     jwksCacheMaxAgeMs: positiveInt.default(600_000),
     jwksTimeoutMs: positiveInt.default(5_000),
   })
@@ -104,8 +108,27 @@ export const configSchema = z
         streamBodyLimit: byteSize.default(200 * 1024 ** 2),
         shutdownGraceMs: nonNegativeInt.default(30_000),
         trustProxy: z.boolean().default(false),
+        /** A connection must send its request headers within this (also a connection that sends nothing). */
+        headersTimeoutMs: positiveInt.default(30_000),
+        /** Whole-request receive limit (Node's requestTimeout); 0: none — long uploads are watched by bodyIdleTimeoutMs. */
+        requestTimeoutMs: nonNegativeInt.default(0),
+        /** A request body that sends no byte for this long is answered 408 and its connection closed. */
+        bodyIdleTimeoutMs: positiveInt.default(30_000),
+        /** Idle keep-alive connections close after this; longer than common load balancers' 60 s idle timeout. */
+        keepAliveTimeoutMs: positiveInt.default(65_000),
+        /** Open client connections at most; null: 80% of the process's open-file limit, leaving room for upstreams and stores. */
+        maxConnections: positiveInt.nullish().transform((v) => v ?? null),
+        /** All request headers together (Node's default is 16 KB, too small for large JWTs; Envoy allows 60 KB). */
+        maxHeaderBytes: byteSize.default(60 * 1024),
+        /** Chat bodies buffered at once across all requests; past it new chat requests get 503 overloaded. */
+        maxBufferedBytes: byteSize.default(256 * 1024 ** 2),
       })
       .strict()
+      .superRefine((server, ctx) => {
+        if (server.requestTimeoutMs > 0 && server.requestTimeoutMs < server.headersTimeoutMs) {
+          ctx.addIssue({ code: 'custom', path: ['requestTimeoutMs'], message: 'must be 0 (off) or at least headersTimeoutMs' });
+        }
+      })
       .prefault({}),
     upstreams: z
       .object({ service: upstreamSchema, inference: upstreamSchema })

@@ -121,6 +121,7 @@ class StoreLimiter implements Limiter {
 
   async settled(): Promise<void> {
     while (this.pendingSettles.size > 0) await Promise.allSettled([...this.pendingSettles]);
+    await this.store.settled();
   }
 
   async close(): Promise<void> {

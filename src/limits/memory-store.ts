@@ -62,6 +62,10 @@ export class MemoryStore implements LimitStore {
     return Promise.resolve(true);
   }
 
+  settled(): Promise<void> {
+    return Promise.resolve();
+  }
+
   async close(): Promise<void> {
     await this.tail;
   }

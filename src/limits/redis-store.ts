@@ -35,6 +35,8 @@ export class RedisStore implements LimitStore {
   private readonly leases = new Map<string, Set<string>>();
   private readonly renewTimer: NodeJS.Timeout;
   private readonly deadline: ReplyDeadline;
+  /** Undos of admissions that answered after their deadline, until they reach Redis. */
+  private readonly undoing = new Set<Promise<unknown>>();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -75,7 +77,14 @@ export class RedisStore implements LimitStore {
       spec += `${check.max} ${check.cost} ${isInflight(check) ? 0 : check.windowMs} `;
     }
     args.push(leaseId, this.options.leaseTtlMs, spec);
-    const reply = await this.deadline.watch(this.scripts.tollgateAdmit(...(args as [number, ...ScriptArg[]])));
+    const command = this.scripts.tollgateAdmit(...(args as [number, ...ScriptArg[]]));
+    let reply: number[];
+    try {
+      reply = await this.deadline.watch(command);
+    } catch (err) {
+      this.undoIfLateAdmitted(command, checks, leaseId);
+      throw err;
+    }
     const used = new Array<number>(checks.length);
     const resetMs = new Array<number>(checks.length);
     for (let i = 0; i < checks.length; i++) {
@@ -112,6 +121,33 @@ export class RedisStore implements LimitStore {
     this.leases.clear();
     // Leases still held are left to expire: after close nothing would renew them anyway.
     this.connection.disconnect();
+  }
+
+  /**
+   * An admission given up at the reply deadline may still have run: Redis was only slow, and
+   * the script waiting in its queue charges when it runs. The gateway answered without it
+   * (503, or the fallback in `open` mode), so whatever it charged is given back when its reply
+   * comes — else its leases would hold in-flight slots no request uses until they expire, and
+   * its counters would count requests Redis never served.
+   */
+  private undoIfLateAdmitted(command: Promise<number[]>, checks: readonly Check[], leaseId: string): void {
+    const undo = command.then(
+      (reply) => {
+        if (reply[0] !== 1) return;
+        const refunds = checks.map((check) => (isInflight(check) ? 0 : -check.cost));
+        const leftMs = checks.map((_, i) => reply[2 + 2 * i] ?? 0);
+        return this.settle(checks, refunds, leftMs, leaseId).catch(this.options.onBackgroundError);
+      },
+      // No reply at all: the connection was lost. A lease it may have taken expires by its TTL.
+      () => undefined,
+    );
+    this.undoing.add(undo);
+    void undo.finally(() => this.undoing.delete(undo));
+  }
+
+  /** Resolves when every undo of a late admission so far has reached Redis (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.undoing.size > 0) await Promise.allSettled([...this.undoing]);
   }
 
   private holdLeases(checks: readonly Check[], leaseId: string): void {

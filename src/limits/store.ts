@@ -53,6 +53,8 @@ export interface LimitStore {
   ready(): boolean;
   /** Resolves true once the store is ready (at once for memory), false after `timeoutMs`: start-up waits on it. */
   whenReady(timeoutMs: number): Promise<boolean>;
+  /** Resolves when the store's own background corrections have reached it (undo of late admissions). */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -58,6 +58,8 @@ export interface Metrics {
   recordRejection(scope: string, limit: string): void;
   recordUpstreamError(upstream: string, kind: UpstreamErrorKind): void;
   recordStoreError(store: string): void;
+  /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
+  watchBufferedBytes(read: () => number): void;
   /** The exposition text; concurrent scrapes share one rendering. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -109,7 +111,12 @@ function histogram<L extends string>(registry: Registry, name: string, help: str
   return new Histogram({ name, help, labelNames, buckets: [...buckets], registers: [registry] });
 }
 
-function createHandles(registry: Registry) {
+/** Values read only when Prometheus scrapes (gauges with a collect callback). */
+interface ScrapeTimeReaders {
+  bufferedBytes: () => number;
+}
+
+function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
   return {
     requests: counter(registry, 'tollgate_requests_total',
       'Requests answered by the gateway, by route template, method, response status and upstream.',
@@ -142,7 +149,7 @@ function createHandles(registry: Registry) {
       registers: [registry],
     }),
     upstreamErrors: counter(registry, 'tollgate_upstream_errors_total',
-      'Upstream requests that failed without a response, by upstream and kind (connect, timeout, reset).',
+      'Upstream requests that failed: no response (connect, timeout, reset) or a response body that stalled and was cut (idle), by upstream and kind.',
       ['upstream', 'kind']),
     storeErrors: counter(registry, 'tollgate_store_errors_total',
       'Failed operations against a limits or usage store (e.g. Redis), by store.',
@@ -150,6 +157,15 @@ function createHandles(registry: Registry) {
     trainingJobsCreated: counter(registry, 'tollgate_training_jobs_created_total',
       'Training jobs created through the gateway (successful POST), by team, project and kind.',
       ['team', 'project', 'kind']),
+    bufferedBodyBytes: new Gauge({
+      name: 'tollgate_buffered_body_bytes',
+      help: 'Bytes of request bodies this instance holds in memory right now (chat bodies read for validation); bounded by server.maxBufferedBytes.',
+      registers: [registry],
+      // Called just before rendering: the gauge costs nothing per request.
+      collect() {
+        this.set(readers.bufferedBytes());
+      },
+    }),
   };
 }
 
@@ -270,7 +286,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   for (const name of MISNAMED_DEFAULT_METRICS) registry.removeSingleMetric(name);
-  const handles = createHandles(registry);
+  const readers: ScrapeTimeReaders = { bufferedBytes: () => 0 };
+  const handles = createHandles(registry, readers);
   if (options.knownLabels) zeroKnownSeries(handles, options.knownLabels);
   const teamProject = teamProjectGuard(options.maxTeamProjects ?? 500);
   const modelLabel = modelGuard(options.maxModels ?? 200);
@@ -295,6 +312,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordRejection: (scope, limit) => handles.rateLimitRejections.inc({ scope, limit }),
     recordUpstreamError: (upstream, kind) => handles.upstreamErrors.inc({ upstream, kind }),
     recordStoreError: (store) => handles.storeErrors.inc({ store }),
+    watchBufferedBytes(read) {
+      readers.bufferedBytes = read;
+    },
     async render() {
       // A burst of scrapes (several Prometheus replicas) costs one serialisation.
       rendering ??= registry.metrics().finally(() => {

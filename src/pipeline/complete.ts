@@ -19,6 +19,7 @@ const labels = new UtcLabels();
 export function completeExchange(exchange: Exchange, deps: CompletionDeps): void {
   const durationSeconds = (performance.now() - exchange.startedAt) / 1000;
   exchange.metrics.finished(exchange.status, durationSeconds);
+  exchange.releaseBody?.();
   exchange.admission?.finish(exchange.usedTokens);
   if (exchange.leg) meterExchange(exchange, exchange.leg, deps);
   logExchange(exchange, deps, durationSeconds);

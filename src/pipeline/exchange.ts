@@ -40,6 +40,8 @@ export class Exchange {
   readonly startedAt = performance.now();
   caller?: Caller;
   chat?: ChatTerms;
+  /** Gives back what the prepared body holds (its share of the buffered-bytes budget). */
+  releaseBody?: () => void;
   admission?: Admission;
   leg?: UpstreamLeg;
   /** The code of the refusal or failure that answered it (for the log line). */

@@ -38,7 +38,7 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, body: 
     onResponse(upstreamResponse) {
       leg.respondedAt = performance.now();
       exchange.metrics.ttfb.observe((leg.respondedAt - sentAt) / 1000);
-      relay(upstreamResponse, exchange, leg, body, ownHeaders);
+      relay(upstreamResponse, exchange, leg, body, ownHeaders, upstream.idleTimeoutMs, deps);
     },
     onFailure(kind, error) {
       deps.metrics.recordUpstreamError(route.upstream, kind);
@@ -47,10 +47,22 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, body: 
   });
 }
 
-function relay(upstreamResponse: IncomingMessage, exchange: Exchange, leg: UpstreamLeg, body: PreparedBody, ownHeaders: OutgoingHttpHeaders): void {
+function relay(
+  upstreamResponse: IncomingMessage,
+  exchange: Exchange,
+  leg: UpstreamLeg,
+  body: PreparedBody,
+  ownHeaders: OutgoingHttpHeaders,
+  idleTimeoutMs: number,
+  deps: ForwardDeps,
+): void {
   const tap = upstreamResponse.statusCode === 200 ? body.tap(upstreamResponse) : undefined;
-  relayResponse(upstreamResponse, exchange.res, ownHeaders, tap, ({ completed, tapResult }) => {
+  relayResponse(upstreamResponse, exchange.res, ownHeaders, tap, idleTimeoutMs, ({ completed, stalled, tapResult }) => {
     leg.completed = completed;
+    if (stalled) {
+      deps.metrics.recordUpstreamError(exchange.route.upstream, 'idle');
+      exchange.errorCode = 'upstream_idle';
+    }
     if (tapResult) {
       leg.usage = tapResult.usage;
       leg.usageModel = tapResult.model ?? undefined;

@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import type { Limiter } from '../limits/index.js';
 import { requestIdFor } from '../observability/index.js';
 import { resolveProject } from '../projects/index.js';
-import type { RouteSpec, Upstream, UpstreamName } from '../proxy/index.js';
+import { CLIENT_FORWARDING_HEADERS, type BufferBudget, type RouteSpec, type Upstream, type UpstreamName } from '../proxy/index.js';
 import { bodySettings, prepareBody } from './body.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange, type Caller } from './exchange.js';
@@ -17,6 +17,8 @@ export interface PipelineDeps extends CompletionDeps {
   readonly authenticator: Authenticator;
   readonly limiter: Limiter;
   readonly upstreams: Readonly<Record<UpstreamName, Upstream>>;
+  /** Bytes of chat bodies held at once, across requests (`server.maxBufferedBytes`). */
+  readonly bufferBudget: BufferBudget;
 }
 
 export interface V1Handler {
@@ -24,9 +26,6 @@ export interface V1Handler {
   /** Resolves once no exchange is open (each completed one has started settling its limits). */
   idle(): Promise<void>;
 }
-
-/** Behind no trusted proxy, X-Forwarded-* from the client are dropped: the gateway sets its own. */
-const CLIENT_FORWARDING_HEADERS = ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port'];
 
 /**
  * Builds the handler for every /v1 route: auth → project → body → limits → upstream → tap →
@@ -36,7 +35,7 @@ const CLIENT_FORWARDING_HEADERS = ['x-forwarded-for', 'x-forwarded-proto', 'x-fo
 export function createV1Handler(deps: PipelineDeps): V1Handler {
   const { config, metrics } = deps;
   const projectHeader = config.metering.projectHeader.toLowerCase();
-  const bodies = bodySettings(config);
+  const bodies = bodySettings(config, deps.bufferBudget);
   const fail = (exchange: Exchange, err: unknown): void => failExchange(exchange, err, deps);
   const forwarding: ForwardDeps = {
     metrics,
@@ -57,6 +56,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     const caller = (exchange.caller = await identify(req));
     const body = await prepareBody(route, req, bodies);
     exchange.chat = body.chat;
+    exchange.releaseBody = body.release;
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
     if (route.limited) {
       const estimatedTokens = body.chat?.estimatedTokens ?? 0;

@@ -1,10 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import { Stream, Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../errors.js';
+import type { BufferBudget } from './buffer-budget.js';
 
 export function tooLarge(limit: number): GatewayError {
   // Closing the connection stops a client from streaming the rest of an oversized body at us.
   return new GatewayError(413, 'request_too_large', `The request body exceeds the limit of ${limit} bytes.`, { connection: 'close' });
+}
+
+/** A client that stopped sending its body: 408, and the connection is closed (what is left of it will not come). */
+export function bodyStalled(idleMs: number): GatewayError {
+  return new GatewayError(408, 'request_timeout', `The request body stopped arriving: no byte for ${idleMs} ms.`, { connection: 'close' });
 }
 
 /** Declared Content-Length, or undefined when the body is chunked / absent. */
@@ -15,35 +21,62 @@ function declaredLength(req: IncomingMessage): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
+/** How a buffered body is read: its size limit, the longest silence allowed, the shared memory budget. */
+export interface ReadLimits {
+  readonly limit: number;
+  readonly idleMs: number;
+  readonly budget: BufferBudget;
+}
+
+/** A body read whole, and the share of the memory budget it holds until release(). */
+export interface BufferedRequest {
+  readonly bytes: Buffer;
+  /** Gives its bytes back to the budget (idempotent). */
+  release(): void;
+}
+
 /**
  * Buffers a request body of at most `limit` bytes (chat bodies, which must be validated before
- * they are forwarded). Rejects with 413 as soon as the declared or received size passes it.
+ * they are forwarded). Rejects with 413 as soon as the declared or received size passes it, with
+ * 408 when no byte arrives for `idleMs`, and with 503 when the budget of buffered bytes is spent.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, { limit, idleMs, budget }: ReadLimits): Promise<BufferedRequest> {
   const declared = declaredLength(req);
   if (declared !== undefined && declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
+    let taken = 0;
+    const give = (): void => {
+      budget.give(taken);
+      taken = 0;
+    };
+    const fail = (error: Error): void => {
+      cleanup();
+      req.pause();
+      give();
+      reject(error);
+    };
+    const idle = setTimeout(() => fail(bodyStalled(idleMs)), idleMs);
     const onData = (chunk: Buffer): void => {
       received += chunk.length;
-      if (received > limit) {
-        cleanup();
-        req.pause();
-        reject(tooLarge(limit));
-        return;
+      if (received > limit) return fail(tooLarge(limit));
+      try {
+        budget.take(chunk.length);
+      } catch (err) {
+        return fail(err as Error);
       }
+      taken += chunk.length;
       chunks.push(chunk);
+      idle.refresh();
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      resolve({ bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received), release: give });
     };
-    const onError = (err: Error): void => {
-      cleanup();
-      reject(err);
-    };
+    const onError = (err: Error): void => fail(err);
     const cleanup = (): void => {
+      clearTimeout(idle);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -56,13 +89,25 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 /**
  * A pass-through that counts streamed body bytes (preview uploads, never buffered) and fails
- * with 413 once they pass the limit. Chunks are passed on as they are: no copies.
+ * with 413 once they pass the limit, or with 408 when the client stops sending for `idleMs`.
+ * Chunks are passed on as they are: no copies.
  */
 export class BodyLimitCounter extends Transform {
   private received = 0;
+  private readonly idle: NodeJS.Timeout;
 
-  constructor(private readonly limit: number) {
+  constructor(
+    private readonly limit: number,
+    idleMs: number,
+    source: IncomingMessage,
+  ) {
     super();
+    this.idle = setTimeout(() => this.destroy(bodyStalled(idleMs)), idleMs);
+    // The idle clock stops when the client has sent everything (or the exchange is over).
+    const stop = (): void => clearTimeout(this.idle);
+    source.once('end', stop);
+    source.once('close', stop);
+    this.once('close', stop);
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -71,6 +116,7 @@ export class BodyLimitCounter extends Transform {
       callback(tooLarge(this.limit));
       return;
     }
+    this.idle.refresh();
     callback(null, chunk);
   }
 }

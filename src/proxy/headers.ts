@@ -13,6 +13,29 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
+/**
+ * Headers in which a client may claim who it is or how it reached the gateway. Behind no
+ * trusted proxy every form of them is dropped (the gateway sets X-Forwarded-* itself), so an
+ * upstream that keys anything on the client's address cannot be fooled by a forged one.
+ */
+export const CLIENT_FORWARDING_HEADERS: readonly string[] = [
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'x-forwarded-prefix',
+  'x-forwarded-server',
+  'x-original-forwarded-for',
+  'x-real-ip',
+  'x-client-ip',
+  'client-ip',
+  'true-client-ip',
+  'x-cluster-client-ip',
+  'cf-connecting-ip',
+  'fastly-client-ip',
+];
+
 const NO_TOKENS: readonly string[] = [];
 
 function connectionTokens(value: string | string[] | undefined): readonly string[] {

@@ -2,5 +2,6 @@ export { createRouteTable, resolveRoute, ROUTES, type BodyHandling, type Meterin
 export { createUpstream, type Upstream, type ForwardHandlers, type ForwardHandle } from './upstream.js';
 export type { UpstreamErrorKind } from './upstream-error.js';
 export { relayResponse, type BodyTap, type RelayOutcome } from './relay.js';
-export { readBody, BodyLimitCounter, BufferedBody, assertDeclaredLength } from './body.js';
-export { forwardableHeaders } from './headers.js';
+export { readBody, BodyLimitCounter, BufferedBody, assertDeclaredLength, type BufferedRequest, type ReadLimits } from './body.js';
+export { BufferBudget } from './buffer-budget.js';
+export { CLIENT_FORWARDING_HEADERS, forwardableHeaders } from './headers.js';

@@ -11,8 +11,10 @@ export interface BodyTap<R extends { tail: Buffer | null } = { tail: Buffer | nu
 }
 
 export interface RelayOutcome<R> {
-  /** The upstream body was relayed to its end (false: upstream broke off or the client left). */
+  /** The upstream body was relayed to its end (false: upstream broke off, stalled, or the client left). */
   readonly completed: boolean;
+  /** The upstream sent no body byte for the idle timeout and was cut (the client saw a truncated response). */
+  readonly stalled: boolean;
   /** What the tap saw, when there was one. */
   readonly tapResult: R | undefined;
 }
@@ -21,12 +23,15 @@ export interface RelayOutcome<R> {
  * Relays an upstream response to the client chunk by chunk, honouring backpressure.
  * `ownHeaders` (request id, rate-limit headers) win over upstream headers of the same name.
  * With a tap that may drop bytes, Content-Length is removed so the client is not misled.
+ * An upstream that sends nothing for `idleTimeoutMs` (while the client is not the one
+ * holding it back) is cut: the client sees a truncated response, never a clean end.
  */
 export function relayResponse<R extends { tail: Buffer | null }>(
   upstream: IncomingMessage,
   res: ServerResponse,
   ownHeaders: OutgoingHttpHeaders,
   tap: BodyTap<R> | undefined,
+  idleTimeoutMs: number,
   onDone: (outcome: RelayOutcome<R>) => void,
 ): void {
   const headers = endToEndHeaders(upstream.headers);
@@ -35,20 +40,38 @@ export function relayResponse<R extends { tail: Buffer | null }>(
   res.writeHead(upstream.statusCode ?? 502, headers);
 
   let finished = false;
-  const finish = (completed: boolean): R | undefined => {
+  const finish = (completed: boolean, stalled = false): R | undefined => {
     if (finished) return undefined;
     finished = true;
+    clearTimeout(idle);
     const tapResult = tap?.end();
-    onDone({ completed, tapResult });
+    onDone({ completed, stalled, tapResult });
     return tapResult;
   };
+  // While the client holds the relay back (backpressure), silence is not the upstream's fault.
+  let waitingForClient = false;
+  const idle = setTimeout(() => {
+    if (waitingForClient) {
+      idle.refresh();
+      return;
+    }
+    upstream.destroy();
+    res.destroy();
+    finish(false, true);
+  }, idleTimeoutMs);
 
-  const resume = (): void => void upstream.resume();
+  const resume = (): void => {
+    waitingForClient = false;
+    idle.refresh();
+    upstream.resume();
+  };
   upstream.on('data', (chunk: Buffer) => {
+    idle.refresh();
     const out = tap ? tap.write(chunk) : chunk;
     if (out.length > 0 && !res.write(out)) {
       // Paused, no more 'data' until the drain: one listener at a time, only when needed.
       upstream.pause();
+      waitingForClient = true;
       res.once('drain', resume);
     }
   });

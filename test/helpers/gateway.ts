@@ -1,9 +1,10 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createGateway, type Gateway } from '../../src/app.js';
 import { validateConfig, type Config } from '../../src/config/index.js';
+import { createGatewayServer } from '../../src/server.js';
 import { startInferenceHost } from '../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../fixtures/training-service.js';
 import { ADMIN_ENTRIES, KEY_ENTRIES } from './keys.js';
@@ -46,7 +47,7 @@ function mergeDeep(base: Record<string, unknown>, extra: Record<string, unknown>
 /** Builds the gateway from config and listens on a free loopback port. */
 export async function startGateway(config: Config): Promise<RunningGateway> {
   const gateway = await createGateway(config, { logger: pino({ level: 'silent' }) });
-  const server = createServer(gateway.handleRequest);
+  const server = createGatewayServer(config.server, gateway.handleRequest);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;

@@ -25,8 +25,10 @@ export function writeTempConfig(yaml: string): string {
   return path;
 }
 
-export function startGatewayProcess(env: Record<string, string>): GatewayProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/** `wrapper`: a command the gateway runs under, e.g. `['prlimit', '--nofile=1024:1024']`. */
+export function startGatewayProcess(env: Record<string, string>, wrapper: readonly string[] = []): GatewayProcess {
+  const command = [...wrapper, process.execPath, '--import', 'tsx', 'src/main.ts'];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

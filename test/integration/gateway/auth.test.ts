@@ -171,6 +171,36 @@ describe('JWT bearer tokens', () => {
     expect((await request(stack.gw.url).get('/v1/models').set('authorization', `Bearer ${tampered}`)).status).toBe(401);
   });
 
+  it('answers 401 for a validly signed token without exp: it would never expire', async () => {
+    const token = await new SignJWT({ team: 'team-j' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('https://idp.test/')
+      .setAudience('tollgate')
+      .setSubject('alice@acme')
+      .sign(new TextEncoder().encode(secret));
+    const res = await request(stack.gw.url).get('/v1/models').set('authorization', `Bearer ${token}`);
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.body).toEqual({
+      error: { message: 'The token has no expiry (exp claim); tokens that never expire are refused.', type: 'authentication_error', param: null, code: 'invalid_api_key' },
+    });
+  });
+
+  it('accepts a token without exp when the operator opts out (auth.jwt.requireExpiry: false)', async () => {
+    const lenient = await startStack({ auth: { jwt: { secret, issuer: 'https://idp.test/', audience: 'tollgate', algorithms: ['HS256'], requireExpiry: false } } });
+    try {
+      const token = await new SignJWT({ team: 'team-j' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer('https://idp.test/')
+        .setAudience('tollgate')
+        .setSubject('alice@acme')
+        .sign(new TextEncoder().encode(secret));
+      expect((await request(lenient.gw.url).get('/v1/models').set('authorization', `Bearer ${token}`)).status).toBe(200);
+    } finally {
+      await lenient.close();
+    }
+  });
+
   it('answers 401 when the team claim is missing', async () => {
     const token = await sign({});
     const res = await request(stack.gw.url).get('/v1/models').set('authorization', `Bearer ${token}`);

@@ -9,7 +9,8 @@ let redis: TestRedis;
 let limiter: Limiter | undefined;
 
 beforeAll(async () => {
-  redis = await startRedis();
+  // DEBUG SLEEP stalls Redis the way a long fork or a slow disk does: the connection stays up.
+  redis = await startRedis(['--enable-debug-command', 'yes']);
 });
 
 afterEach(async () => {
@@ -114,5 +115,53 @@ describe('Redis outage', () => {
     await vi.waitFor(() => expect(limiter!.ready()).toBe(true), { timeout: 10_000, interval: 20 });
     const back = await limiter.admit(request(ciBot, 'team-a/prod'));
     expect(back.headers['x-ratelimit-remaining-requests']).toBe('2');
+  });
+});
+
+/** Resolves once Redis has stopped answering (a PING left unanswered for 30 ms): the stall began. */
+async function stallBegan(probe: Redis): Promise<void> {
+  for (;;) {
+    const answered = await Promise.race([probe.ping().then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 30, false))]);
+    if (!answered) return;
+  }
+}
+
+describe('Redis after a stall longer than the reply deadline', () => {
+  const outcome = (result: PromiseSettledResult<Admission>): string =>
+    result.status === 'fulfilled' ? 'admitted' : (result.reason as { code: string }).code;
+
+  it.each([
+    ['closed', ['store_unavailable', 'store_unavailable', 'store_unavailable', 'store_unavailable', 'store_unavailable']],
+    ['open', ['admitted', 'admitted', 'admitted', 'rate_limit_exceeded', 'rate_limit_exceeded']],
+  ] as const)('converges to what Redis holds in %s mode: the stalled admissions charge nothing there afterwards', async (mode, during) => {
+    const prefix = `stall-${mode}:`;
+    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: prefix, onStoreError: mode }), recordEvents());
+    await connected(limiter);
+    const ciBot = keyPrincipal('ci-bot', { concurrency: 3, rpm: 10 });
+    const inspect = new Redis(redis.url);
+    const sleeper = new Redis(redis.url);
+    try {
+      const stall = sleeper.call('DEBUG', 'SLEEP', '2');
+      await stallBegan(inspect);
+      const results = await Promise.allSettled(Array.from({ length: 5 }, () => limiter!.admit(request(ciBot, 'team-a/prod'))));
+      expect(results.map(outcome)).toEqual(during);
+      for (const result of results) if (result.status === 'fulfilled') result.value.finish(0);
+      await stall;
+      // The stalled scripts ran once Redis woke up; their charges were given back when their replies came.
+      await limiter.settled();
+      expect(await inspect.zcard(`${prefix}{team-a}:concurrency:key:ci-bot`)).toBe(0);
+      expect(Number((await inspect.get(`${prefix}{team-a}:rpm:key:ci-bot`)) ?? 0)).toBe(0);
+
+      const held = [await limiter.admit(request(ciBot, 'team-a/prod')), await limiter.admit(request(ciBot, 'team-a/prod'))];
+      const third = await limiter.admit(request(ciBot, 'team-a/prod'));
+      expect(third.headers['x-ratelimit-remaining-requests']).toBe('7');
+      expect((await refusal(limiter.admit(request(ciBot, 'team-a/prod')))).message).toMatch(/^Concurrency limit reached on key ci-bot: limit 3/);
+      for (const admission of [...held, third]) admission.finish(0);
+      await limiter.settled();
+      expect(await inspect.zcard(`${prefix}{team-a}:concurrency:key:ci-bot`)).toBe(0);
+    } finally {
+      inspect.disconnect();
+      sleeper.disconnect();
+    }
   });
 });

@@ -16,8 +16,22 @@ describe('expandEnv', () => {
 describe('parseConfig', () => {
   it('fills every default of SPEC 3', () => {
     const config = parseConfig(minimal, {});
-    expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, bodyLimit: 10 * 1024 * 1024, streamBodyLimit: 200 * 1024 * 1024, shutdownGraceMs: 30000, trustProxy: false });
-    expect(config.upstreams.service).toEqual({ url: 'http://svc:9000', auth: 'passthrough', timeoutMs: 120000, maxSockets: 256 });
+    expect(config.server).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+      bodyLimit: 10 * 1024 * 1024,
+      streamBodyLimit: 200 * 1024 * 1024,
+      shutdownGraceMs: 30000,
+      trustProxy: false,
+      headersTimeoutMs: 30000,
+      requestTimeoutMs: 0,
+      bodyIdleTimeoutMs: 30000,
+      keepAliveTimeoutMs: 65000,
+      maxConnections: null,
+      maxHeaderBytes: 60 * 1024,
+      maxBufferedBytes: 256 * 1024 * 1024,
+    });
+    expect(config.upstreams.service).toEqual({ url: 'http://svc:9000', auth: 'passthrough', timeoutMs: 120000, idleTimeoutMs: 120000, maxSockets: 256 });
     expect(config.metering).toEqual({ projectHeader: 'OpenAI-Project', forceStreamUsage: true });
     expect(config.rateLimits).toEqual({ onStoreError: 'open', defaultCompletionTokens: 1024, concurrencyLeaseMs: 30000, projects: {} });
     expect(config.redis).toEqual({ url: '', keyPrefix: 'tollgate:', commandTimeoutMs: 100 });
@@ -59,6 +73,7 @@ describe('parseConfig', () => {
     ['two sources of JWT keys', `${minimal}auth: {jwt: {secret: s, jwksUrl: "https://idp/jwks"}}`, 'config: auth.jwt: set exactly one of jwksUrl, secret or publicKey'],
     ['a Redis URL that is not one', `${minimal}redis: {url: "localhost:6379"}`, 'config: redis.url: must be empty (in-memory store) or a redis:// or rediss:// URL'],
     ['a cluster node that is not an address', `${minimal}redis: {cluster: ["redis://a:1", "b"]}`, 'config: redis.cluster[1]: must be a node address: redis://[user:pass@]host:port or host:port'],
+    ['a requestTimeoutMs shorter than headersTimeoutMs', `${minimal}server: {headersTimeoutMs: 30000, requestTimeoutMs: 5000}`, 'config: server.requestTimeoutMs: must be 0 (off) or at least headersTimeoutMs'],
     ['a duplicate key id', `${minimal}auth: {keys: [{id: k, sha256: "${'a'.repeat(64)}", team: t}, {id: k, sha256: "${'b'.repeat(64)}", team: t}]}`, 'config: auth.keys[1].id: duplicate key id "k"'],
   ])('rejects %s with one line naming the key path', (_name, yaml, message) => {
     expect(() => parseConfig(yaml, {})).toThrow(new ConfigError(message));
