@@ -5,7 +5,7 @@ import { AUTH_FAILURE_REASONS, createAuthenticator } from './auth/index.js';
 import { storeMode, type Config } from './config/index.js';
 import { asGatewayError, writeError } from './errors.js';
 import { createLimiter, createLimitStore } from './limits/index.js';
-import { createUsageStore } from './metering/index.js';
+import { createPriceBook, createUsageStore } from './metering/index.js';
 import { createLogger, createMetrics, createMetricsEndpoint, requestIdFor, type Logger, type Metrics } from './observability/index.js';
 import { createV1Handler } from './pipeline/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
@@ -93,7 +93,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   metrics.watchBufferedBytes(() => bufferBudget.used);
   // What both the /v1 pipeline and the operations app are built from.
   const services = { config, authenticator, limiter, usageStore, metrics, logger };
-  const v1 = createV1Handler({ ...services, upstreams, bufferBudget });
+  const prices = createPriceBook(config.metering.prices);
+  const v1 = createV1Handler({ ...services, upstreams, bufferBudget, prices });
   const metricsHandler = createMetricsEndpoint(metrics, config.metrics.bearerToken);
   let draining = false;
 

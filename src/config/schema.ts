@@ -20,10 +20,31 @@ const sha256Hex = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a SHA-256 diges
 const namePart = z.string().regex(NAME_PATTERN, `must be ${NAME_RULE}`);
 const projectLimitEntry = new RegExp(`^${NAME_PATTERN.source.slice(1, -1)}/(\\*|${NAME_PATTERN.source.slice(1, -1)})$`);
 
-/** Per-scope limits, one optional field per kind of the limits table (absent = unlimited). */
+/** A positive amount of money in the price currency (budgets): at most 9 decimals (counters hold nano-units). */
+const currencyAmount = z.number().positive().refine((n) => Number.isSafeInteger(Math.round(n * 1e9)), 'must be at most about 9,000,000');
+
+/**
+ * Per-scope limits, one optional field per kind of the limits table (absent = unlimited):
+ * whole counts for requests, tokens and in-flight requests, decimals for cost budgets.
+ */
 export const limitSetSchema: z.ZodType<LimitSet> = z
-  .object(Object.fromEntries(LIMIT_KINDS.map((kind) => [kind.name, positiveInt.optional()])) as Record<LimitName, z.ZodOptional<typeof positiveInt>>)
+  .object(
+    Object.fromEntries(LIMIT_KINDS.map((kind) => [kind.name, (kind.unit === 'cost' ? currencyAmount : positiveInt).optional()])) as Record<
+      LimitName,
+      z.ZodOptional<z.ZodNumber>
+    >,
+  )
   .strict();
+
+/** Per million tokens; the longest matching pattern wins, `*` is a wildcard (SPEC 14). */
+const priceSchema = z.object({ prompt: z.number().nonnegative(), completion: z.number().nonnegative() }).strict();
+const pricesSchema = z
+  .object({
+    currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD').default('USD'),
+    models: z.record(z.string().min(1), priceSchema).nullish().transform((v) => v ?? {}),
+  })
+  .strict()
+  .prefault({});
 export type { LimitSet };
 
 /** `memory`: no Redis (one instance); `single`: `redis.url`; `cluster`: `redis.cluster` (wins over url). */
@@ -148,6 +169,11 @@ export const configSchema = z
       .object({
         projectHeader: z.string().regex(/^[A-Za-z0-9-]+-Project$/i, 'must look like <compat>-Project').default('OpenAI-Project'),
         forceStreamUsage: z.boolean().default(true),
+        prices: pricesSchema,
+        ledger: z
+          .object({ retentionDays: positiveInt.default(400) })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

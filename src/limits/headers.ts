@@ -1,4 +1,4 @@
-import { LIMIT_KINDS, limitIndex, policyWindowSeconds } from './kinds.js';
+import { LIMIT_KINDS, limitIndex, policyWindowSeconds, type LimitKind } from './kinds.js';
 import type { Check } from './store.js';
 
 /**
@@ -57,15 +57,16 @@ export function rateLimitHeaders(checks: readonly Check[], used: readonly number
   for (let slot = 0; slot < LIMIT_KINDS.length; slot++) {
     const i = tightest[slot]!;
     if (i === -1) continue;
-    const kind = LIMIT_KINDS[slot]!;
+    const kind: LimitKind = LIMIT_KINDS[slot]!;
     const check = checks[i]!;
     const remaining = remainingOf(check, used[i]!);
-    if ('openAiHeaders' in kind) {
+    if (kind.openAiHeaders !== undefined) {
       const names = OPENAI_HEADERS[kind.openAiHeaders];
       headers[names[0]] = String(check.max);
       headers[names[1]] = String(remaining);
       headers[names[2]] = formatGoDuration(resetMs[i]!);
     }
+    if (kind.policy === undefined) continue;
     const separator = policies === '' ? '' : ', ';
     const windowSeconds = policyWindowSeconds(kind);
     if (windowSeconds === undefined) {

@@ -1,3 +1,5 @@
+import { toNanos } from '../money.js';
+
 /**
  * The one table of limit kinds (SPEC 6.3): what each limit counts, over which window, how it
  * shows in the rate-limit headers and how a 429 names it. The plan, the stores, the headers,
@@ -11,18 +13,29 @@ export type LimitWindow =
   | { readonly type: 'fixed'; readonly ms: number }
   /** The UTC calendar day: the counter's key carries the day, and it ends at UTC midnight. */
   | { readonly type: 'utcDay' }
+  /** The UTC calendar month: the key carries the month, and it ends at the first midnight of the next. */
+  | { readonly type: 'utcMonth' }
   /** Requests in flight: leases, not a counter; nothing to wait for but a request to finish. */
   | { readonly type: 'inflight' };
 
-/** What one admitted request is charged against a limit. */
-export type LimitUnit = 'request' | 'token' | 'inflight';
+/**
+ * What one admitted request is charged against a limit: 1 request, its tokens, its cost (in
+ * nano-units of the price currency, so counters stay integers and sums stay exact), or an
+ * in-flight lease.
+ */
+export type LimitUnit = 'request' | 'token' | 'cost' | 'inflight';
+
 
 export interface LimitKind {
   readonly name: string;
   readonly window: LimitWindow;
   readonly unit: LimitUnit;
-  /** The name in the IETF `RateLimit-Policy` / `RateLimit` fields (a Structured Field String). */
-  readonly policy: string;
+  /**
+   * The name in the IETF `RateLimit-Policy` / `RateLimit` fields (a Structured Field String).
+   * Budgets in money have none: the draft's quota units cannot say "currency", and a quota in
+   * nano-dollars would mislead; their 429 says what was spent and when it resets.
+   */
+  readonly policy?: string;
   /** The OpenAI-style header trio this kind fills: `x-ratelimit-*-requests` or `-tokens`. */
   readonly openAiHeaders?: 'requests' | 'tokens';
   /** The OpenAI error code of its 429: a budget is `insufficient_quota`, a rate `rate_limit_exceeded`. */
@@ -31,14 +44,16 @@ export interface LimitKind {
   message(refused: RefusedLimit): string;
 }
 
-/** What a 429 message may say about the limit that refused a request. */
+/** What a 429 message may say about the limit that refused a request (amounts already in words). */
 export interface RefusedLimit {
   /** `key ci-bot`, `subject alice`, `project team-a/prod`. */
   readonly subject: string;
-  readonly max: number;
-  readonly used: number;
-  /** What this request asked for (its estimated tokens, or 1). */
-  readonly requested: number;
+  readonly max: string;
+  readonly used: string;
+  /** What this request asked for (its estimated tokens or cost, or 1). */
+  readonly requested: string;
+  /** Whether the request alone asks for more than the whole limit. */
+  readonly tooLarge: boolean;
   /** `retry in 1m0s.` */
   readonly retry: string;
 }
@@ -64,7 +79,7 @@ export const LIMIT_KINDS = [
     openAiHeaders: 'tokens',
     code: 'rate_limit_exceeded',
     message: (r) =>
-      r.requested > r.max
+      r.tooLarge
         ? `Request too large for tokens per minute (tpm) on ${r.subject}: limit ${r.max}, requested ${r.requested}. Lower max_tokens or shorten the messages.`
         : `Rate limit reached for tokens per minute (tpm) on ${r.subject}: limit ${r.max}, used ${r.used}, requested ${r.requested}, ${r.retry}`,
   },
@@ -75,6 +90,20 @@ export const LIMIT_KINDS = [
     policy: '"tpd"',
     code: 'insufficient_quota',
     message: (r) => `Daily token budget (tokensPerDay) exhausted on ${r.subject}: limit ${r.max}, used ${r.used}, requested ${r.requested}, ${r.retry}`,
+  },
+  {
+    name: 'costPerDay',
+    window: { type: 'utcDay' },
+    unit: 'cost',
+    code: 'insufficient_quota',
+    message: (r) => `Daily cost budget (costPerDay) exhausted on ${r.subject}: limit ${r.max}, used ${r.used}, requested ${r.requested}; it resets at 00:00 UTC, ${r.retry}`,
+  },
+  {
+    name: 'costPerMonth',
+    window: { type: 'utcMonth' },
+    unit: 'cost',
+    code: 'insufficient_quota',
+    message: (r) => `Monthly cost budget (costPerMonth) exhausted on ${r.subject}: limit ${r.max}, used ${r.used}, requested ${r.requested}; it resets on the 1st at 00:00 UTC, ${r.retry}`,
   },
   {
     name: 'concurrency',
@@ -114,7 +143,13 @@ export function policyWindowSeconds(kind: LimitKind): number | undefined {
       return kind.window.ms / 1000;
     case 'utcDay':
       return 86_400;
+    case 'utcMonth':
     case 'inflight':
       return undefined;
   }
+}
+
+/** A configured limit value as its counter holds it (currency amounts become nano-units: `costPerDay: 2.5` is 2,500,000,000). */
+export function counterLimit(kind: LimitKind, configured: number): number {
+  return kind.unit === 'cost' ? toNanos(configured) : configured;
 }

@@ -20,13 +20,21 @@ export interface AdmissionRequest {
   readonly project: ProjectRef;
   /** Tokens to reserve (prompt estimate + completion budget); 0 for routes that use none. */
   readonly estimatedTokens: number;
+  /** Cost to reserve against budgets, in nano-units of the price currency (0 or absent: none). */
+  readonly estimatedCostNanos?: number;
 }
+
+/** What a finished request really used: tokens, or tokens and cost (nano-units). */
+export type Spent = number | { readonly tokens: number; readonly costNanos: number };
 
 export interface Admission {
   /** Header name → value to set on the response (lower-case names). */
   readonly headers: Readonly<Record<string, string>>;
-  /** Settles the reservation to the tokens actually used (0 when unknown) and frees the concurrency slot. Idempotent; never throws; never blocks the response. */
-  finish(actualTokens: number): void;
+  /**
+   * Settles the reservation to what was used (0 when nothing reached the upstream) and frees
+   * the concurrency slot. Idempotent; never throws; never blocks the response.
+   */
+  finish(spent: Spent): void;
 }
 
 export interface Limiter {
@@ -48,6 +56,7 @@ export interface Limiter {
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value) || 0);
 /** What a request to which no limit applies gets: no store, no headers, nothing to settle. */
 const UNLIMITED: Admission = Object.freeze({ headers: NO_HEADERS, finish: () => undefined });
 
@@ -65,10 +74,10 @@ class Reservation implements Admission {
     readonly leaseId: string,
   ) {}
 
-  finish(actualTokens: number): void {
+  finish(spent: Spent): void {
     if (this.finished) return;
     this.finished = true;
-    this.limiter.settle(this, actualTokens);
+    this.limiter.settle(this, spent);
   }
 }
 
@@ -77,6 +86,8 @@ class StoreLimiter implements Limiter {
   /** Where an `open`-mode limiter goes while the shared store cannot answer; none when the store is memory. */
   private readonly fallback: MemoryStore | undefined;
   private readonly failOpen: boolean;
+  /** What budgets are counted in, for 429 messages. */
+  private readonly currency: string;
   private readonly instanceId = randomUUID().slice(0, 8);
   private leaseSeq = 0;
   private readonly pendingSettles = new Set<Promise<void>>();
@@ -87,17 +98,19 @@ class StoreLimiter implements Limiter {
     private readonly events: LimitEvents,
   ) {
     this.plan = new LimitPlan(config, config.redis.keyPrefix);
+    this.currency = config.metering.prices.currency;
     this.failOpen = config.rateLimits.onStoreError === 'open';
     this.fallback = store instanceof MemoryStore ? undefined : new MemoryStore();
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
-    const checks = this.plan.checksFor(request.principal, request.project, request.estimatedTokens, Date.now());
+    const reserve = { tokens: request.estimatedTokens, costNanos: request.estimatedCostNanos ?? 0 };
+    const checks = this.plan.checksFor(request.principal, request.project, reserve, Date.now());
     if (checks.length === 0) return UNLIMITED;
     const leaseId = `${this.instanceId}:${++this.leaseSeq}`;
     const outcome = await this.acquire(checks, leaseId);
     if (!outcome.result.admitted) {
-      const rejection = rejectionFor(checks, outcome.result);
+      const rejection = rejectionFor(checks, outcome.result, this.currency);
       this.events.onRejected(rejection.check.scope, rejection.check.limit);
       throw rejection.error;
     }
@@ -130,9 +143,10 @@ class StoreLimiter implements Limiter {
     await this.fallback?.close();
   }
 
-  /** Called once per Reservation: gives back unused tokens, charges overruns, frees slots. */
-  settle(reservation: Reservation, actualTokens: number): void {
-    const actual = Math.max(0, Math.ceil(actualTokens) || 0);
+  /** Called once per Reservation: gives back what was not used, charges overruns, frees slots. */
+  settle(reservation: Reservation, spent: Spent): void {
+    const tokens = wholeUnits(typeof spent === 'number' ? spent : spent.tokens);
+    const costNanos = wholeUnits(typeof spent === 'number' ? 0 : spent.costNanos);
     const { checks, windowEnds } = reservation;
     const now = Date.now();
     const deltas = new Array<number>(checks.length);
@@ -141,8 +155,9 @@ class StoreLimiter implements Limiter {
     for (let i = 0; i < checks.length; i++) {
       const kind = limitKind(checks[i]!.limit);
       const left = windowEnds[i]! - now;
-      // The window the tokens were reserved in has ended: nothing of it is left to adjust.
-      deltas[i] = kind.unit === 'token' && left > 0 ? actual - checks[i]!.cost : 0;
+      const actual = kind.unit === 'token' ? tokens : kind.unit === 'cost' ? costNanos : undefined;
+      // The window the amount was reserved in has ended: nothing of it is left to adjust.
+      deltas[i] = actual !== undefined && left > 0 ? actual - checks[i]!.cost : 0;
       leftMs[i] = left;
       if (deltas[i] !== 0 || kind.unit === 'inflight') work = true;
     }

@@ -18,7 +18,7 @@ export class MemoryStore implements LimitStore {
   readonly name = 'memory';
   /** Limiters by `max`, one map per kind of window: looked up without building a string id. */
   private readonly fixedLimiters = new Map<number, RateLimiterMemory>();
-  private readonly dailyLimiters = new Map<number, RateLimiterMemory>();
+  private readonly calendarLimiters = new Map<number, RateLimiterMemory>();
   private readonly inFlight = new Map<string, number>();
   private tail: Promise<unknown> = Promise.resolve();
 
@@ -113,16 +113,17 @@ export class MemoryStore implements LimitStore {
 
   /**
    * One RateLimiterMemory per kind of window and limit (bounded by the config's distinct
-   * limits). Keys are unique per limit kind, so kinds sharing a window share limiters.
-   * A daily counter's charges carry their own duration (the time left in the UTC day).
+   * limits). Keys are unique per limit kind, so kinds sharing a window share limiters. Every
+   * charge carries its window's duration (for a calendar window, the time left in its day or
+   * month), so a limiter's own duration is only its default.
    */
   private limiterFor(check: Check): RateLimiterMemory {
     const window = limitKind(check.limit).window;
-    const daily = window.type === 'utcDay';
-    const byMax = daily ? this.dailyLimiters : this.fixedLimiters;
+    const calendar = window.type === 'utcDay' || window.type === 'utcMonth';
+    const byMax = calendar ? this.calendarLimiters : this.fixedLimiters;
     let limiter = byMax.get(check.max);
     if (!limiter) {
-      limiter = new RateLimiterMemory({ points: check.max, duration: daily ? 86_400 : check.windowMs / 1000, keyPrefix: '' });
+      limiter = new RateLimiterMemory({ points: check.max, duration: calendar ? 86_400 : check.windowMs / 1000, keyPrefix: '' });
       byMax.set(check.max, limiter);
     }
     return limiter;

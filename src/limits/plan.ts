@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
-import { msToUtcMidnight, UtcLabels } from '../calendar.js';
-import { LIMIT_KINDS, type LimitKind, type LimitName, type LimitSet } from './kinds.js';
+import { msToUtcMidnight, msToUtcMonthEnd, UtcLabels } from '../calendar.js';
+import { counterLimit, LIMIT_KINDS, type LimitKind, type LimitName, type LimitSet } from './kinds.js';
 import type { Check, LimitScope } from './store.js';
 
 /** Projects whose checks are kept ready; past this the cache starts over (`team/*` admits any project name). */
@@ -17,29 +17,42 @@ interface CompiledLimit {
 function compile(set: LimitSet): readonly CompiledLimit[] {
   const limits: CompiledLimit[] = [];
   for (const kind of LIMIT_KINDS) {
-    const max = set[kind.name];
-    if (max !== undefined) limits.push({ limit: kind.name, kind, max });
+    const configured = set[kind.name];
+    if (configured !== undefined) limits.push({ limit: kind.name, kind, max: counterLimit(kind, configured) });
   }
   return limits;
 }
 
-/** What varies per request: the tokens to reserve and where the UTC day stands. */
+/** What one request reserves: its estimated tokens and cost (in nano-units of the currency). */
+export interface Reservation {
+  readonly tokens: number;
+  readonly costNanos: number;
+}
+
+/** What varies per request: what it reserves and where the UTC calendar stands. */
 interface RequestTerms {
   readonly tokens: number;
+  readonly costNanos: number;
   readonly dayLabel: string;
+  readonly monthLabel: string;
   readonly msToMidnight: number;
+  readonly msToMonthEnd: number;
 }
+
+/** Whole, non-negative units: what a counter can be charged. */
+const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value) || 0);
 
 /**
  * The checks of one scope (a principal's or a project's limits), with its keys and subject
  * built once: a check whose cost and window never change (one request, a fixed window, a
- * lease) is one shared object; only token checks are new per request (they carry the
- * request's tokens, and a daily one the time left in the day).
+ * lease) is one shared object; only the checks of token and cost limits are new per request
+ * (they carry the request's amounts, and a calendar one the time left in its day or month).
  */
 class ScopePlan {
   private readonly fixed: ReadonlyArray<Check | undefined>;
   private readonly keys: readonly string[];
-  private dailyKeys = { dayLabel: '', keys: [] as string[] };
+  /** Keys of calendar windows carry their period's label: rebuilt when it changes. */
+  private periodKeys = { label: '', keys: [] as string[] };
 
   constructor(
     private readonly scope: LimitScope,
@@ -51,7 +64,7 @@ class ScopePlan {
   ) {
     this.keys = limits.map(({ limit }) => `${base}${limit}:${id}`);
     this.fixed = limits.map(({ limit, kind, max }, i) => {
-      if (kind.unit === 'token') return undefined;
+      if (kind.unit === 'token' || kind.unit === 'cost') return undefined;
       const windowMs = kind.window.type === 'fixed' ? kind.window.ms : 0;
       return Object.freeze({ scope, subject, limit, max, cost: 1, windowMs, key: this.keys[i]! });
     });
@@ -66,23 +79,25 @@ class ScopePlan {
         continue;
       }
       const { limit, kind, max } = this.limits[i]!;
-      const daily = kind.window.type === 'utcDay';
-      checks.push({
-        scope,
-        subject,
-        limit,
-        max,
-        cost: terms.tokens,
-        windowMs: daily ? terms.msToMidnight : kind.window.type === 'fixed' ? kind.window.ms : 0,
-        key: daily ? this.dailyKey(i, terms.dayLabel) : this.keys[i]!,
-      });
+      const cost = kind.unit === 'cost' ? terms.costNanos : terms.tokens;
+      const { window } = kind;
+      if (window.type === 'utcDay') {
+        checks.push({ scope, subject, limit, max, cost, windowMs: terms.msToMidnight, key: this.periodKey(i, terms.dayLabel) });
+      } else if (window.type === 'utcMonth') {
+        checks.push({ scope, subject, limit, max, cost, windowMs: terms.msToMonthEnd, key: this.periodKey(i, terms.monthLabel) });
+      } else {
+        checks.push({ scope, subject, limit, max, cost, windowMs: window.type === 'fixed' ? window.ms : 0, key: this.keys[i]! });
+      }
     }
   }
 
-  /** A daily counter's key carries the UTC day, so it is rebuilt once a day. */
-  private dailyKey(i: number, dayLabel: string): string {
-    if (this.dailyKeys.dayLabel !== dayLabel) this.dailyKeys = { dayLabel, keys: [] };
-    return (this.dailyKeys.keys[i] ??= `${this.keys[i]!}:${dayLabel}`);
+  /** `<key>:<YYYY-MM-DD>` or `<key>:<YYYY-MM>`: a new counter each day or month. */
+  private periodKey(i: number, label: string): string {
+    if (!this.periodKeys.keys[i]?.endsWith(label)) {
+      if (this.periodKeys.label !== label) this.periodKeys = { label, keys: [] };
+      this.periodKeys.keys[i] = `${this.keys[i]!}:${label}`;
+    }
+    return this.periodKeys.keys[i]!;
   }
 }
 
@@ -122,16 +137,23 @@ export class LimitPlan {
     }
   }
 
-  /** The checks for one request; empty when no limit applies (then nothing is asked of a store). */
-  checksFor(principal: Principal, project: ProjectRef, estimatedTokens: number, now: number): Check[] {
+  /**
+   * The checks for one request; empty when no limit applies (then nothing is asked of a store).
+   * `reserve`: its estimated tokens, or both its estimated tokens and cost.
+   */
+  checksFor(principal: Principal, project: ProjectRef, reserve: number | Reservation, now: number): Check[] {
     const keyPlan = this.principalPlan(principal);
     const projectPlan = this.projectPlan(principal, project);
     const checks: Check[] = [];
     if (keyPlan === null && projectPlan === null) return checks;
+    const amounts = typeof reserve === 'number' ? { tokens: reserve, costNanos: 0 } : reserve;
     const terms: RequestTerms = {
-      tokens: Math.max(0, Math.ceil(estimatedTokens) || 0),
+      tokens: wholeUnits(amounts.tokens),
+      costNanos: wholeUnits(amounts.costNanos),
       dayLabel: this.labels.day(now),
+      monthLabel: this.labels.month(now),
       msToMidnight: msToUtcMidnight(now),
+      msToMonthEnd: msToUtcMonthEnd(now),
     };
     keyPlan?.addTo(checks, terms);
     projectPlan?.addTo(checks, terms);

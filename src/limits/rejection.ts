@@ -1,10 +1,17 @@
 import { GatewayError } from '../errors.js';
 import { formatGoDuration, rateLimitHeaders, wholeSeconds } from './headers.js';
-import { limitKind } from './kinds.js';
+import { formatNanos } from '../money.js';
+import { limitKind, type LimitKind } from './kinds.js';
 import type { Check, Outcome } from './store.js';
 
 /** A slot frees when some request ends; there is no window to wait for, so suggest a short retry. */
 const INFLIGHT_RETRY_MS = 1000;
+
+/** How amounts read in a 429: counts as they are, money in the price currency (e.g. `0.0042 USD`). */
+function amountFormatter(kind: LimitKind, currency: string): (amount: number) => string {
+  if (kind.unit !== 'cost') return String;
+  return (nanos) => `${formatNanos(nanos)} ${currency}`;
+}
 
 /** A refused admission: the check to report and the 429 to answer with. */
 export interface Rejection {
@@ -16,7 +23,7 @@ export interface Rejection {
  * Builds the 429 for a refused admission. When several limits refuse, the one that frees last
  * is reported, so `Retry-After` is a time at which every one of them can pass again.
  */
-export function rejectionFor(checks: readonly Check[], outcome: Outcome): Rejection {
+export function rejectionFor(checks: readonly Check[], outcome: Outcome, currency: string): Rejection {
   let worst = -1;
   let worstWaitMs = -1;
   for (let i = 0; i < checks.length; i++) {
@@ -34,11 +41,13 @@ export function rejectionFor(checks: readonly Check[], outcome: Outcome): Reject
   const retryAfter = wholeSeconds(worstWaitMs);
   const headers = rateLimitHeaders(checks, outcome.used, outcome.resetMs);
   headers['retry-after'] = String(retryAfter);
+  const amount = amountFormatter(kind, currency);
   const message = kind.message({
     subject: check.subject,
-    max: check.max,
-    used: outcome.used[worst]!,
-    requested: check.cost,
+    max: amount(check.max),
+    used: amount(outcome.used[worst]!),
+    requested: amount(check.cost),
+    tooLarge: check.cost > check.max,
     retry: `retry in ${formatGoDuration(retryAfter * 1000)}.`,
   });
   return { check, error: new GatewayError(429, kind.code, message, headers) };

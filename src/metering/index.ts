@@ -6,6 +6,8 @@
 export { createResponseTap, type ResponseTapOptions } from './response-tap.js';
 export type { ResponseTap, TapResult } from './tap.js';
 export type { Usage } from './usage.js';
+export { chargeFor, type Charge, type ChargeBasis } from './charge.js';
+export { createPriceBook, type Price, type PriceBook } from './prices.js';
 export { forceStreamUsage, type ForcedBody } from './force-stream-usage.js';
 export { createUsageStore } from './create-usage-store.js';
 export type { UsageStore, UsageStoreEvents, UsageStoreOptions } from './usage-store.js';

@@ -26,6 +26,12 @@ export class JsonTap implements ResponseTap {
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.bytes);
     const reply = parseJsonOrUndefined(body.toString('utf8'));
     if (typeof reply !== 'object' || reply === null) return NOTHING_SEEN;
-    return { tail: null, usage: readUsage((reply as Record<string, unknown>).usage), model: readModel(reply) };
+    const usage = readUsage((reply as Record<string, unknown>).usage);
+    return {
+      ...NOTHING_SEEN,
+      usage: usage === 'invalid' ? null : usage,
+      invalidUsage: usage === 'invalid',
+      model: readModel(reply),
+    };
   }
 }

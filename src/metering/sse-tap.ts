@@ -1,3 +1,4 @@
+import { contentBytes } from './content-count.js';
 import { SseEventBoundaries } from './sse-boundaries.js';
 import { eventData, mayCarryUsage } from './sse-event.js';
 import { parseJsonOrUndefined, readModel, readUsage, type Usage } from './usage.js';
@@ -35,6 +36,9 @@ export class SseTap implements ResponseTap {
   /** The current event outgrew maxEventBytes: relayed, not inspected (no usage event is that big). */
   private skipping = false;
   private usage: Usage | null = null;
+  private invalidUsage = false;
+  private contentChunks = 0;
+  private completionBytes = 0;
   private model: string | null = null;
   private modelTried = false;
 
@@ -83,7 +87,8 @@ export class SseTap implements ResponseTap {
     }
     this.held = [];
     this.heldBytes = 0;
-    return { tail, usage: this.usage, model: this.model };
+    const { usage, invalidUsage, model, contentChunks, completionBytes } = this;
+    return { tail, usage, invalidUsage, model, contentChunks, completionBytes };
   }
 
   /** Inspects the event ending at `end`; true when it is to be cut from the client's stream. */
@@ -114,8 +119,13 @@ export class SseTap implements ResponseTap {
     return released;
   }
 
-  /** Reads usage (and the model) from one event; true when dropping and it is usage-only. */
+  /** Reads usage (and the model) from one event, and counts its text; true when dropping and it is usage-only. */
   private inspect(event: Buffer): boolean {
+    const text = contentBytes(event);
+    if (text > 0) {
+      this.contentChunks += 1;
+      this.completionBytes += text;
+    }
     const wantsModel = this.model === null && !this.modelTried;
     const withUsage = mayCarryUsage(event);
     if (!withUsage && !wantsModel) return false;
@@ -129,7 +139,8 @@ export class SseTap implements ResponseTap {
       this.model = readModel(chunk);
     }
     const usage = withUsage ? readUsage(chunk.usage) : null;
-    if (usage === null) return false;
+    if (usage === 'invalid') this.invalidUsage = true;
+    if (usage === null || usage === 'invalid') return false;
     this.usage = usage;
     this.model ??= readModel(chunk);
     return this.drop && isUsageOnly(chunk);

@@ -5,7 +5,12 @@ export interface TapResult {
   /** Bytes still held back that the client must still get (null: nothing). */
   tail: Buffer | null;
   usage: Usage | null;
+  /** The upstream reported usage that cannot be right (negative, fractional, over 10^9): ignored. */
+  invalidUsage: boolean;
   model: string | null;
+  /** Stream chunks that carried generated text, and its bytes: what an unfinished stream is charged by. */
+  contentChunks: number;
+  completionBytes: number;
 }
 
 /** Sits on the upstream response body while the proxy relays it chunk by chunk. */
@@ -18,4 +23,4 @@ export interface ResponseTap {
   end(): TapResult;
 }
 
-export const NOTHING_SEEN: TapResult = Object.freeze({ tail: null, usage: null, model: null });
+export const NOTHING_SEEN: TapResult = Object.freeze({ tail: null, usage: null, invalidUsage: false, model: null, contentChunks: 0, completionBytes: 0 });

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { AuthFailure } from '../auth/failure.js';
 import type { GatewayError } from '../errors.js';
 import { LIMIT_NAMES } from '../limits/kinds.js';
+import { NANOS_PER_UNIT } from '../money.js';
 import { PROJECT_FORBIDDEN } from '../projects/index.js';
 import { UPSTREAM_ERROR_KINDS, type UpstreamErrorKind } from '../proxy/upstream-error.js';
 
@@ -51,6 +52,8 @@ export interface Metrics {
   /** The `model` label to record, bounded by `maxModels` (model names come from clients). */
   modelLabel(model: string): string;
   recordTokens(team: string, project: string, model: string, tokens: { prompt_tokens: number; completion_tokens: number }): void;
+  /** Cost in nano-units of the price currency; exported in currency units. */
+  recordCost(team: string, project: string, model: string, costNanos: number): void;
   recordTrainingJob(team: string, project: string, kind: string): void;
   recordAuthFailure(reason: string): void;
   /** A request refused by the gateway: counted as an auth failure when that is what it is (401, 403 project). */
@@ -157,6 +160,9 @@ function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
     trainingJobsCreated: counter(registry, 'tollgate_training_jobs_created_total',
       'Training jobs created through the gateway (successful POST), by team, project and kind.',
       ['team', 'project', 'kind']),
+    cost: counter(registry, 'tollgate_cost_total',
+      'Cost of metered usage in the price currency (metering.prices.currency), by team, project and model.',
+      ['team', 'project', 'model']),
     bufferedBodyBytes: new Gauge({
       name: 'tollgate_buffered_body_bytes',
       help: 'Bytes of request bodies this instance holds in memory right now (chat bodies read for validation); bounded by server.maxBufferedBytes.',
@@ -303,6 +309,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       counters.prompt.inc(tokens.prompt_tokens);
       counters.completion.inc(tokens.completion_tokens);
     },
+    recordCost: (team, project, model, costNanos) =>
+      handles.cost.inc({ ...teamProject(team, project), model: modelLabel(model) }, costNanos / NANOS_PER_UNIT),
     recordTrainingJob: (team, project, kind) => handles.trainingJobsCreated.inc({ ...teamProject(team, project), kind }),
     recordAuthFailure: (reason) => handles.authFailures.inc({ reason }),
     recordRefusal(error) {

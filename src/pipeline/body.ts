@@ -80,8 +80,9 @@ async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Pr
   // The parser consumed the client's stream: re-send the original bytes with their exact length
   // (a chunked request's transfer-encoding, hop-by-hop, is dropped when forwarding).
   req.headers['content-length'] = String(bytes.length);
+  const { estimatedTokens, promptChars } = estimateChatTokens(validation.body, settings.defaultCompletionTokens);
   return {
-    chat: { model: validation.body.model, estimatedTokens: estimateChatTokens(validation.body, settings.defaultCompletionTokens) },
+    chat: { model: validation.body.model, estimatedTokens, promptTokens: Math.ceil(promptChars / 4) },
     open: () => new BufferedBody(bytes),
     tap: (upstreamResponse) =>
       createResponseTap(upstreamResponse.headers['content-type'], { dropUsageChunk: forced, contentEncoding: upstreamResponse.headers['content-encoding'] }),

@@ -1,5 +1,5 @@
 import { UtcLabels } from '../calendar.js';
-import type { UsageStore } from '../metering/index.js';
+import { chargeFor, type Charge, type PriceBook, type UsageStore } from '../metering/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/index.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
@@ -8,34 +8,71 @@ export interface CompletionDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly usageStore: UsageStore;
+  readonly prices: PriceBook;
 }
 
 const labels = new UtcLabels();
+const INVALID_USAGE_LOG_MS = 60_000;
+let invalidUsageLoggedAt = Number.NEGATIVE_INFINITY;
 
 /**
- * Runs once per exchange when its response is over (finished or aborted): counts it, settles
- * the token reservation and frees the concurrency slot, meters it, writes the log line.
+ * Runs once per exchange when its response is over (finished or aborted): counts it, works out
+ * what it is charged, settles its reservation to that and frees its concurrency slot, meters it,
+ * writes the log line.
  */
 export function completeExchange(exchange: Exchange, deps: CompletionDeps): void {
   const durationSeconds = (performance.now() - exchange.startedAt) / 1000;
   exchange.metrics.finished(exchange.status, durationSeconds);
   exchange.releaseBody?.();
-  exchange.admission?.finish(exchange.usedTokens);
-  if (exchange.leg) meterExchange(exchange, exchange.leg, deps);
-  logExchange(exchange, deps, durationSeconds);
+  const { leg } = exchange;
+  const charge = leg ? chargeOf(exchange, leg, deps) : undefined;
+  exchange.admission?.finish(charge ? { tokens: charge.usage.total_tokens, costNanos: charge.costNanos } : 0);
+  if (leg && charge) meterExchange(exchange, charge, deps);
+  logExchange(exchange, charge, deps, durationSeconds);
+}
+
+/** The model a request is metered and priced as: the one the client asked for (what users search for). */
+function modelOf(exchange: Exchange, leg: UpstreamLeg | undefined): string {
+  if (exchange.route.metering !== 'tokens') return `${exchange.method} ${exchange.route.template}`;
+  return exchange.chat?.model ?? leg?.seen?.model ?? 'unknown';
+}
+
+function chargeOf(exchange: Exchange, leg: UpstreamLeg, deps: CompletionDeps): Charge {
+  if (leg.seen?.invalidUsage) reportInvalidUsage(exchange, deps.logger);
+  const status = leg.upstreamStatus ?? 0;
+  return chargeFor(
+    {
+      model: modelOf(exchange, leg),
+      meteredByTokens: exchange.route.metering === 'tokens',
+      answered: status >= 200 && status < 300,
+      promptTokens: exchange.chat?.promptTokens ?? 0,
+      seen: leg.seen,
+    },
+    deps.prices,
+  );
+}
+
+/** An upstream reporting impossible usage is worth one line a minute, not one per request. */
+function reportInvalidUsage(exchange: Exchange, logger: Logger): void {
+  const now = performance.now();
+  if (now - invalidUsageLoggedAt < INVALID_USAGE_LOG_MS) return;
+  invalidUsageLoggedAt = now;
+  logger.warn(
+    { requestId: exchange.id, route: exchange.route.template, upstream: exchange.route.upstream },
+    'the upstream reported usage that cannot be right (negative, fractional or over 10^9 tokens): ignored, the request is charged an estimate (logged at most once a minute)',
+  );
 }
 
 /**
- * Records a forwarded exchange as its route's spec says. `tokens`: under the model the client
- * asked for, with the upstream's reported tokens (zero when none were reported: never
- * guessed). `requests`: as a request under "<METHOD> <route>".
+ * Records a forwarded exchange as its route's spec says: `tokens` under the model the client
+ * asked for, `requests` as a request under "<METHOD> <route>".
  */
-function meterExchange(exchange: Exchange, leg: UpstreamLeg, deps: CompletionDeps): void {
+function meterExchange(exchange: Exchange, charge: Charge, deps: CompletionDeps): void {
   const { route, caller } = exchange;
   if (!caller || route.metering === 'none') return;
   const { team, project } = caller.project;
-  const usage = route.metering === 'tokens' ? leg.usage : null;
-  const model = route.metering === 'tokens' ? (exchange.chat?.model ?? leg.usageModel ?? 'unknown') : `${exchange.method} ${route.template}`;
+  const model = modelOf(exchange, exchange.leg);
+  const { usage } = charge;
   deps.usageStore.record({
     day: labels.day(Date.now()),
     team,
@@ -43,11 +80,12 @@ function meterExchange(exchange: Exchange, leg: UpstreamLeg, deps: CompletionDep
     model,
     keyId: caller.principal.id,
     requests: 1,
-    prompt_tokens: usage?.prompt_tokens ?? 0,
-    completion_tokens: usage?.completion_tokens ?? 0,
-    total_tokens: usage?.total_tokens ?? 0,
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    total_tokens: usage.total_tokens,
   });
-  if (usage) deps.metrics.recordTokens(team, project, model, usage);
+  if (usage.total_tokens > 0) deps.metrics.recordTokens(team, project, model, usage);
+  if (charge.costNanos > 0) deps.metrics.recordCost(team, project, model, charge.costNanos);
   const status = exchange.status;
   if (route.trainingJobKind && exchange.method === 'POST' && status >= 200 && status < 300) {
     deps.metrics.recordTrainingJob(team, project, route.trainingJobKind);
@@ -57,11 +95,11 @@ function meterExchange(exchange: Exchange, leg: UpstreamLeg, deps: CompletionDep
 const tenths = (ms: number): number => Math.round(ms * 10) / 10;
 
 /** The one structured line per request: what an operator needs, never a credential. */
-function logExchange(exchange: Exchange, deps: CompletionDeps, durationSeconds: number): void {
+function logExchange(exchange: Exchange, charge: Charge | undefined, deps: CompletionDeps, durationSeconds: number): void {
   // The line's object is built only when it will be written (LOG_LEVEL=warn or silent: never).
   if (!deps.logger.isLevelEnabled('info')) return;
   const { route, caller, leg } = exchange;
-  const usage = leg?.usage;
+  const usage = charge && charge.usage.total_tokens > 0 ? charge.usage : undefined;
   deps.logger.info(
     {
       requestId: exchange.id,
@@ -74,10 +112,11 @@ function logExchange(exchange: Exchange, deps: CompletionDeps, durationSeconds: 
       team: caller?.project.team,
       project: caller?.project.project,
       keyId: caller?.principal.id,
-      model: exchange.chat?.model ?? leg?.usageModel,
+      model: exchange.chat?.model ?? leg?.seen?.model ?? undefined,
       promptTokens: usage?.prompt_tokens,
       completionTokens: usage?.completion_tokens,
       totalTokens: usage?.total_tokens,
+      estimated: charge?.estimated ? true : undefined,
       aborted: leg !== undefined && !leg.completed ? true : undefined,
       error: exchange.errorCode,
     },

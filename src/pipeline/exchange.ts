@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Principal, ProjectRef } from '../auth/index.js';
 import type { Admission } from '../limits/index.js';
-import type { Usage } from '../metering/index.js';
+import type { TapResult } from '../metering/index.js';
 import type { RouteMetrics } from '../observability/index.js';
 import type { ForwardHandle, RouteSpec } from '../proxy/index.js';
 
@@ -11,10 +11,13 @@ export interface Caller {
   readonly project: ProjectRef;
 }
 
-/** What the chat body step learned: the model asked for and the tokens to reserve. */
+/** What the chat body step learned: the model asked for and what to reserve for it. */
 export interface ChatTerms {
   readonly model: string;
+  /** Prompt estimate plus completion budget (SPEC 6.3). */
   readonly estimatedTokens: number;
+  /** The prompt part of it, ceil(prompt characters / 4): what an unfinished stream is charged for its prompt. */
+  readonly promptTokens: number;
 }
 
 /** The request's trip upstream, from the moment it left. */
@@ -24,11 +27,12 @@ export interface UpstreamLeg {
   handle: ForwardHandle;
   /** When the upstream's response headers arrived. */
   respondedAt?: number;
+  /** The status the upstream answered with (once its headers came). */
+  upstreamStatus?: number;
   /** The upstream body was relayed to its end. */
   completed: boolean;
-  usage: Usage | null;
-  /** The model the upstream says answered (may differ from the requested alias). */
-  usageModel?: string;
+  /** What the metering tap read from the reply (usage, model, text relayed), once the relay is over. */
+  seen?: TapResult;
 }
 
 /**
@@ -59,10 +63,5 @@ export class Exchange {
   /** The status the client saw; 499 (nginx's "client closed request") when it left before any. */
   get status(): number {
     return this.res.headersSent ? this.res.statusCode : 499;
-  }
-
-  /** Total tokens to settle the reservation to: what the upstream reported, else nothing used. */
-  get usedTokens(): number {
-    return this.leg?.usage?.total_tokens ?? 0;
   }
 }

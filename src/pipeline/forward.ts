@@ -32,11 +32,12 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, body: 
   });
   const sentAt = performance.now();
   exchange.metrics.overhead.observe((sentAt - exchange.startedAt) / 1000);
-  const leg: UpstreamLeg = { sentAt, handle: NOT_SENT, completed: false, usage: null };
+  const leg: UpstreamLeg = { sentAt, handle: NOT_SENT, completed: false };
   exchange.leg = leg;
   leg.handle = upstream.forward(req, res, stream, {
     onResponse(upstreamResponse) {
       leg.respondedAt = performance.now();
+      leg.upstreamStatus = upstreamResponse.statusCode;
       exchange.metrics.ttfb.observe((leg.respondedAt - sentAt) / 1000);
       relay(upstreamResponse, exchange, leg, body, ownHeaders, upstream.idleTimeoutMs, deps);
     },
@@ -59,13 +60,10 @@ function relay(
   const tap = upstreamResponse.statusCode === 200 ? body.tap(upstreamResponse) : undefined;
   relayResponse(upstreamResponse, exchange.res, ownHeaders, tap, idleTimeoutMs, ({ completed, stalled, tapResult }) => {
     leg.completed = completed;
+    leg.seen = tapResult;
     if (stalled) {
       deps.metrics.recordUpstreamError(exchange.route.upstream, 'idle');
       exchange.errorCode = 'upstream_idle';
-    }
-    if (tapResult) {
-      leg.usage = tapResult.usage;
-      leg.usageModel = tapResult.model ?? undefined;
     }
   });
 }

@@ -7,7 +7,7 @@ import { resolveProject } from '../projects/index.js';
 import { CLIENT_FORWARDING_HEADERS, type BufferBudget, type RouteSpec, type Upstream, type UpstreamName } from '../proxy/index.js';
 import { bodySettings, prepareBody } from './body.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
-import { Exchange, type Caller } from './exchange.js';
+import { Exchange, type Caller, type ChatTerms } from './exchange.js';
 import { failExchange } from './fail.js';
 import { forwardExchange, type ForwardDeps } from './forward.js';
 
@@ -20,6 +20,8 @@ export interface PipelineDeps extends CompletionDeps {
   /** Bytes of chat bodies held at once, across requests (`server.maxBufferedBytes`). */
   readonly bufferBudget: BufferBudget;
 }
+
+const NO_RESERVATION = { estimatedTokens: 0, estimatedCostNanos: 0 } as const;
 
 export interface V1Handler {
   handle(req: IncomingMessage, res: ServerResponse, route: RouteSpec): void;
@@ -44,6 +46,14 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     fail,
   };
 
+  /** What a request reserves before it is forwarded: its estimated tokens, priced for budgets. */
+  const reservationFor = (chat: ChatTerms | undefined): { estimatedTokens: number; estimatedCostNanos: number } => {
+    if (!chat) return NO_RESERVATION;
+    const completion = chat.estimatedTokens - chat.promptTokens;
+    const estimatedCostNanos = deps.prices.costNanos(chat.model, { prompt_tokens: chat.promptTokens, completion_tokens: completion });
+    return { estimatedTokens: chat.estimatedTokens, estimatedCostNanos };
+  };
+
   const identify = async (req: IncomingMessage): Promise<Caller> => {
     const principal = await deps.authenticator.authenticate(req.headers.authorization);
     const value = req.headers[projectHeader];
@@ -59,8 +69,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     exchange.releaseBody = body.release;
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
     if (route.limited) {
-      const estimatedTokens = body.chat?.estimatedTokens ?? 0;
-      const admission = (exchange.admission = await deps.limiter.admit({ ...caller, estimatedTokens }));
+      const admission = (exchange.admission = await deps.limiter.admit({ ...caller, ...reservationFor(body.chat) }));
       Object.assign(ownHeaders, admission.headers);
     }
     forwardExchange(req, exchange, body, ownHeaders, forwarding);

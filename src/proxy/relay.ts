@@ -86,7 +86,9 @@ export function relayResponse<R extends { tail: Buffer | null }>(
     res.destroy();
     finish(false);
   });
-  res.on('close', () => {
+  // Prepended: whatever the tap has read (the usage chunk of a stream the client leaves right
+  // after it) must be known before anything else hears the close and settles the exchange.
+  res.prependListener('close', () => {
     if (!res.writableFinished) {
       upstream.destroy();
       finish(false);

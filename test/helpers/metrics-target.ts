@@ -40,6 +40,7 @@ export function recordSampleTraffic(metrics: Metrics): void {
   chat.ttfb.observe(0.4);
   chat.overhead.observe(0.00012);
   metrics.recordTokens('team-a', 'prod', 'llama-3', { prompt_tokens: 120, completion_tokens: 30 });
+  metrics.recordCost('team-a', 'prod', 'llama-3', 12_600);
   metrics.recordRejection('key', 'rpm');
   metrics.recordAuthFailure('invalid_key');
   chat.validationFailures.inc();

@@ -144,7 +144,8 @@ describe('Redis after a stall longer than the reply deadline', () => {
       const stall = sleeper.call('DEBUG', 'SLEEP', '2');
       await stallBegan(inspect);
       const results = await Promise.allSettled(Array.from({ length: 5 }, () => limiter!.admit(request(ciBot, 'team-a/prod'))));
-      expect(results.map(outcome)).toEqual(during);
+      // Which of them the fallback admits depends on when each one's deadline passed: compare as a set.
+      expect(results.map(outcome).sort()).toEqual([...during].sort());
       for (const result of results) if (result.status === 'fulfilled') result.value.finish(0);
       await stall;
       // The stalled scripts ran once Redis woke up; their charges were given back when their replies came.

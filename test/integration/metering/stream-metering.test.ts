@@ -80,7 +80,7 @@ describe('metering a chat stream end to end (openai SDK client)', () => {
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? null)).toEqual(['', 'Hello', ' there!']);
     expect(chunks.every((c) => c.usage === null)).toBe(true);
-    expect(metered).toEqual([{ tail: null, usage: USAGE, model: MODEL }]);
+    expect(metered).toEqual([{ tail: null, usage: USAGE, invalidUsage: false, model: MODEL, contentChunks: 2, completionBytes: 12 }]);
     const sent = upstreamBodies[0]!.toString();
     expect(sent.startsWith('{"stream_options":{"include_usage":true},')).toBe(true);
     expect(JSON.parse(sent)).toEqual({ stream_options: { include_usage: true }, model: MODEL, messages, stream: true });
@@ -92,13 +92,13 @@ describe('metering a chat stream end to end (openai SDK client)', () => {
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks).toHaveLength(4);
     expect(chunks[3]).toMatchObject({ choices: [], usage: USAGE });
-    expect(metered).toEqual([{ tail: null, usage: USAGE, model: MODEL }]);
+    expect(metered).toEqual([{ tail: null, usage: USAGE, invalidUsage: false, model: MODEL, contentChunks: 2, completionBytes: 12 }]);
     expect(JSON.parse(upstreamBodies[0]!.toString())).toEqual({ model: MODEL, messages, stream: true, stream_options: { include_usage: true } });
   });
 
   it('meters a non-stream reply', async () => {
     const reply = await client.chat.completions.create({ model: MODEL, messages });
     expect(reply.usage).toEqual(USAGE);
-    expect(metered).toEqual([{ tail: null, usage: USAGE, model: MODEL }]);
+    expect(metered).toEqual([{ tail: null, usage: USAGE, invalidUsage: false, model: MODEL, contentChunks: 0, completionBytes: 0 }]);
   });
 });

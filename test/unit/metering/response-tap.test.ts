@@ -25,7 +25,7 @@ describe('response tap: JSON replies', () => {
     const tap = createResponseTap('application/json', { dropUsageChunk: false });
     const chunks = splitAt(JSON.stringify(CHAT_COMPLETION), 10, 200);
     for (const c of chunks) expect(tap.write(c)).toBe(c);
-    expect(tap.end()).toEqual({ tail: null, usage: USAGE, model: MODEL });
+    expect(tap.end()).toEqual({ tail: null, usage: USAGE, invalidUsage: false, model: MODEL, contentChunks: 0, completionBytes: 0 });
   });
 
   it('accepts application/json with parameters', () => {
@@ -62,7 +62,7 @@ describe('response tap: JSON replies', () => {
       createResponseTap('application/json', { dropUsageChunk: false, contentEncoding: 'gzip' }),
     ]) {
       expect(tap.write(body)).toBe(body);
-      expect(tap.end()).toEqual({ tail: null, usage: null, model: null });
+      expect(tap.end()).toEqual({ tail: null, usage: null, invalidUsage: false, model: null, contentChunks: 0, completionBytes: 0 });
     }
   });
 });
@@ -73,7 +73,8 @@ describe('response tap: SSE streams the client asked usage for', () => {
     const chunks = splitAt(full, 17, 400, 401, 900);
     const tap = createResponseTap(SSE, { dropUsageChunk: false });
     for (const c of chunks) expect(tap.write(c)).toBe(c);
-    expect(tap.end()).toEqual({ tail: null, usage: USAGE, model: MODEL });
+    // "Hello" and " there!": two chunks of text, 12 bytes (the role chunk's empty content is none).
+    expect(tap.end()).toEqual({ tail: null, usage: USAGE, invalidUsage: false, model: MODEL, contentChunks: 2, completionBytes: 12 });
   });
 
   it('relays bytes out === bytes in when fed byte by byte', () => {
@@ -108,7 +109,7 @@ describe('response tap: SSE streams where the gateway forced usage', () => {
     expect(tap.write(Buffer.from(event(USAGE_CHUNK))).length).toBe(0);
     const done = Buffer.from(event('[DONE]'));
     expect(tap.write(done)).toBe(done);
-    expect(tap.end()).toEqual({ tail: null, usage: USAGE, model: MODEL });
+    expect(tap.end()).toEqual({ tail: null, usage: USAGE, invalidUsage: false, model: MODEL, contentChunks: 1, completionBytes: 5 });
   });
 
   it('releases each complete event at once and holds back only the incomplete one', () => {
@@ -229,6 +230,41 @@ describe('response tap: broken streams', () => {
   it('handles an empty stream', () => {
     const tap = createResponseTap(SSE, { dropUsageChunk: true });
     expect(tap.write(Buffer.alloc(0)).length).toBe(0);
-    expect(tap.end()).toEqual({ tail: null, usage: null, model: null });
+    expect(tap.end()).toEqual({ tail: null, usage: null, invalidUsage: false, model: null, contentChunks: 0, completionBytes: 0 });
+  });
+
+  it('counts the text of a stream cut before its usage chunk: what it is charged by', () => {
+    const tap = createResponseTap(SSE, { dropUsageChunk: true });
+    const quoted = 'say "hi" é';
+    const text = event(STREAM_CHUNKS[0]) + event(STREAM_CHUNKS[1]) + event({ ...STREAM_CHUNKS[1], choices: [{ index: 0, delta: { content: quoted } }] });
+    tap.write(Buffer.from(text));
+    const seen = tap.end();
+    expect(seen.usage).toBeNull();
+    // Raw JSON bytes of the text, escapes included: an estimate that never parses a chunk.
+    expect([seen.contentChunks, seen.completionBytes]).toEqual([2, 5 + Buffer.byteLength(JSON.stringify(quoted)) - 2]);
+  });
+});
+
+describe('response tap: usage that cannot be right', () => {
+  it.each([
+    ['2^53 - 1 prompt tokens', { prompt_tokens: 9007199254740991, completion_tokens: 3, total_tokens: 9007199254740994 }],
+    ['more than 10^9 tokens', { prompt_tokens: 1_000_000_001, completion_tokens: 3 }],
+    ['negative tokens', { prompt_tokens: -5, completion_tokens: 3, total_tokens: -2 }],
+    ['fractional tokens', { prompt_tokens: 2.5, completion_tokens: 3, total_tokens: 5.5 }],
+    ['a string count', { prompt_tokens: '25', completion_tokens: 3, total_tokens: 28 }],
+    ['a total over 10^9', { prompt_tokens: 25, completion_tokens: 3, total_tokens: 2_000_000_000 }],
+  ])('is ignored, never summed, and flagged: %s', (_name, usage) => {
+    const json = createResponseTap('application/json', { dropUsageChunk: false });
+    json.write(Buffer.from(JSON.stringify({ ...CHAT_COMPLETION, usage })));
+    expect(json.end()).toMatchObject({ usage: null, invalidUsage: true });
+    const sse = createResponseTap(SSE, { dropUsageChunk: false });
+    sse.write(Buffer.from(event({ ...USAGE_CHUNK, usage }) + event('[DONE]')));
+    expect(sse.end()).toMatchObject({ usage: null, invalidUsage: true });
+  });
+
+  it('accepts exactly 10^9 tokens', () => {
+    const tap = createResponseTap('application/json', { dropUsageChunk: false });
+    tap.write(Buffer.from(JSON.stringify({ ...CHAT_COMPLETION, usage: { prompt_tokens: 1_000_000_000, completion_tokens: 0, total_tokens: 1_000_000_000 } })));
+    expect(tap.end()).toMatchObject({ usage: { prompt_tokens: 1_000_000_000, completion_tokens: 0, total_tokens: 1_000_000_000 }, invalidUsage: false });
   });
 });

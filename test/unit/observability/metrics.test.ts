@@ -19,6 +19,7 @@ const SPEC_METRICS: [string, 'counter' | 'histogram' | 'gauge', string[]][] = [
   ['tollgate_upstream_errors_total', 'counter', ['upstream', 'kind']],
   ['tollgate_store_errors_total', 'counter', ['store']],
   ['tollgate_training_jobs_created_total', 'counter', ['team', 'project', 'kind']],
+  ['tollgate_cost_total', 'counter', ['team', 'project', 'model']],
   // Beyond SPEC 8 (documented in docs/metrics.md):
   ['tollgate_buffered_body_bytes', 'gauge', []],
 ];
