@@ -52,7 +52,8 @@ export async function openPostgresBackend(settings: PostgresBackendSettings, log
     timeoutMs: settings.timeoutMs,
     feed,
     appliedMigrations,
-    classifyFailure: postgresFailure,
+    // The connection wrapper has typed every driver failure already; other errors are the store's own.
+    classifyFailure: (error) => error,
     release: () => listener.close(),
   };
 }

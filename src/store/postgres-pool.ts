@@ -1,6 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import pg from 'pg';
-import { timedOut, timeLeftMs } from './deadline.js';
+import { timeLeft } from './deadline.js';
 import { DatabaseUnavailableError } from './errors.js';
 import type { StoreLogger } from './logger.js';
 
@@ -86,17 +86,17 @@ class DeadlineClient implements PostgresPoolClient {
   }
 
   private run<R>(statement: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
-    const left = timeLeftMs();
-    if (left <= 0) {
+    const left = timeLeft();
+    if (left.ms <= 0) {
       this.broken ??= new Error('call ran out of time before this statement');
-      return Promise.reject(timedOut());
+      return Promise.reject(left.error());
     }
     return new Promise((resolve, reject) => {
-      const timer = Number.isFinite(left)
+      const timer = Number.isFinite(left.ms)
         ? setTimeout(() => {
             this.broken ??= new Error('statement outlived its call');
-            reject(timedOut());
-          }, left)
+            reject(left.error());
+          }, left.ms)
         : undefined;
       this.client.query(statement, [...parameters]).then(
         (result) => {
