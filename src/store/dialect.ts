@@ -20,6 +20,8 @@ export interface SqlDialect {
   readonly columns: ColumnTypes;
   /** Opens a write transaction (SQLite: IMMEDIATE, so it waits for the file lock up front, not mid-way). */
   readonly beginWrite: RawBuilder<unknown>;
+  /** The driver runs statements on the event loop (better-sqlite3): long reads and deletes go in slices, yielding between them. */
+  readonly blocksEventLoop: boolean;
   /** A boolean as the driver can bind it (better-sqlite3 binds no booleans). */
   flag(value: boolean): boolean | number;
   /** `YYYY-MM-DD` of a timestamp column, in UTC. */
@@ -45,6 +47,7 @@ export const postgresDialect: SqlDialect = {
     serial: sql`bigserial`,
   },
   beginWrite: sql`begin`,
+  blocksEventLoop: false,
   flag: (value) => value,
   utcDay: (column) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD')`,
   utcMonth: (column) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM')`,
@@ -66,6 +69,7 @@ export const sqliteDialect: SqlDialect = {
     serial: sql`integer`,
   },
   beginWrite: sql`begin immediate`,
+  blocksEventLoop: true,
   flag: (value) => (value ? 1 : 0),
   utcDay: (column) => sql<string>`substr(${sql.ref(column)}, 1, 10)`,
   utcMonth: (column) => sql<string>`substr(${sql.ref(column)}, 1, 7)`,

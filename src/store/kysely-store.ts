@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import { insertAudit, selectAudit } from './audit-queries.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -171,9 +172,10 @@ export class KyselyDurableStore implements Store.DurableStore {
     const before = isoInstant(instant);
     let total = 0;
     for (;;) {
-      const { deleted, more } = await this.call((db) => deleteLedgerChunk(db, before));
+      const { deleted, more } = await this.call((db) => deleteLedgerChunk(db, this.backend.dialect, before));
       total += deleted;
       if (!more) return total;
+      if (this.backend.dialect.blocksEventLoop) await nextTurn();
     }
   }
 

@@ -8,8 +8,8 @@ import { dayRange } from './utc-days.js';
 
 /** Rows per INSERT: 16 parameters each stays under SQLite's 32766 and PostgreSQL's 65535. */
 const INSERT_CHUNK = 1000;
-/** Rows per retention DELETE, so each statement stays well inside the call bound. */
-const DELETE_CHUNK = 10_000;
+/** Rows per retention DELETE: each statement stays well inside the call bound (SQLite: blocks the event loop briefly). */
+const DELETE_CHUNK = { postgres: 10_000, sqlite: 500 } as const;
 export const MAX_PAGE = 1000;
 
 function integer(value: number, name: string): number {
@@ -77,9 +77,10 @@ export async function selectLedgerPage(db: Kysely<Database>, query: LedgerPageQu
 }
 
 /** Deletes one chunk of rows older than `before`; answers how many (fewer than a chunk: done). */
-export async function deleteLedgerChunk(db: Kysely<Database>, before: string): Promise<{ deleted: number; more: boolean }> {
-  const oldest = db.selectFrom('ledger').select('request_id').where('at', '<', before).limit(DELETE_CHUNK);
+export async function deleteLedgerChunk(db: Kysely<Database>, dialect: SqlDialect, before: string): Promise<{ deleted: number; more: boolean }> {
+  const chunk = DELETE_CHUNK[dialect.name];
+  const oldest = db.selectFrom('ledger').select('request_id').where('at', '<', before).limit(chunk);
   const result = await db.deleteFrom('ledger').where('request_id', 'in', oldest).executeTakeFirst();
   const deleted = Number(result.numDeletedRows);
-  return { deleted, more: deleted === DELETE_CHUNK };
+  return { deleted, more: deleted === chunk };
 }

@@ -1,9 +1,13 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { timeLeft } from './deadline.js';
 import type { SqlDialect } from './dialect.js';
 import type { UsageAggregate, UsageAggregateQuery, UsageGroupBy } from './durable-store.js';
 import { toNumber } from './rows.js';
 import type { Database } from './schema.js';
 import { dayRange } from './utc-days.js';
+
+const DAY_MS = 86_400_000;
 
 /** The SQL of each groupBy dimension; the name is also the field of the answer. */
 function dimension(groupBy: UsageGroupBy, dialect: SqlDialect): RawBuilder<string> {
@@ -21,14 +25,10 @@ function dimension(groupBy: UsageGroupBy, dialect: SqlDialect): RawBuilder<strin
   }
 }
 
-/** Code-unit order, the same on both databases (collations differ; the answer is small). */
-const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Sums per team/project (and dimension) over the inclusive UTC days; exact integer costs. */
-export async function aggregateLedger(db: Kysely<Database>, dialect: SqlDialect, query: UsageAggregateQuery): Promise<UsageAggregate[]> {
-  const { start, end } = dayRange(query.from, query.to);
+/** Sums over `[start, end)` per team, project and dimension (`dim` is '' without groupBy). */
+async function sumSlice(db: Kysely<Database>, dialect: SqlDialect, query: UsageAggregateQuery, start: string, end: string) {
   const groupBy = query.groupBy;
-  const rows = await db
+  return db
     .selectFrom('ledger')
     .select(['team', 'project'])
     .select(groupBy === undefined ? sql<string>`''`.as('dim') : dimension(groupBy, dialect).as('dim'))
@@ -47,16 +47,43 @@ export async function aggregateLedger(db: Kysely<Database>, dialect: SqlDialect,
     .groupBy(['team', 'project'])
     .$if(groupBy !== undefined, (q) => q.groupBy(sql.ref('dim')))
     .execute();
-  const aggregates = rows.map((row) => ({
-    team: row.team,
-    project: row.project,
-    ...(groupBy === undefined ? {} : { [groupBy]: row.dim }),
-    requests: toNumber(row.requests),
-    promptTokens: toNumber(row.prompt),
-    completionTokens: toNumber(row.completion),
-    totalTokens: toNumber(row.total),
-    costNanos: toNumber(row.cost),
-  }));
+}
+
+/** `[start, end)` whole, or day by day where the driver blocks the event loop (every dimension is a function of the row, so sums add up). */
+function slices(dialect: SqlDialect, start: string, end: string): Array<[string, string]> {
+  if (!dialect.blocksEventLoop) return [[start, end]];
+  const result: Array<[string, string]> = [];
+  for (let ms = Date.parse(start); ms < Date.parse(end); ms += DAY_MS) result.push([new Date(ms).toISOString(), new Date(ms + DAY_MS).toISOString()]);
+  return result;
+}
+
+/** Code-unit order, the same on both databases (collations differ; the answer is small). */
+const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Sums per team/project (and dimension) over the inclusive UTC days; exact integer costs. */
+export async function aggregateLedger(db: Kysely<Database>, dialect: SqlDialect, query: UsageAggregateQuery): Promise<UsageAggregate[]> {
+  const { start, end } = dayRange(query.from, query.to);
+  const groupBy = query.groupBy;
+  const totals = new Map<string, UsageAggregate>();
+  for (const [sliceStart, sliceEnd] of slices(dialect, start, end)) {
+    // Between synchronous SQLite statements: let requests run, and stop once the caller gave up.
+    if (dialect.blocksEventLoop) await nextTurn();
+    const left = timeLeft();
+    if (left.ms <= 0) throw left.error();
+    for (const row of await sumSlice(db, dialect, query, sliceStart, sliceEnd)) {
+      const cell = `${row.team}\u0000${row.project}\u0000${row.dim}`;
+      let total = totals.get(cell);
+      if (!total) {
+        total = { team: row.team, project: row.project, ...(groupBy === undefined ? {} : { [groupBy]: row.dim }), requests: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0, costNanos: 0 };
+        totals.set(cell, total);
+      }
+      total.requests += toNumber(row.requests);
+      total.promptTokens += toNumber(row.prompt);
+      total.completionTokens += toNumber(row.completion);
+      total.totalTokens += toNumber(row.total);
+      total.costNanos += toNumber(row.cost);
+    }
+  }
   const dimOf = (a: UsageAggregate): string => (groupBy === undefined ? '' : (a[groupBy] ?? ''));
-  return aggregates.sort((a, b) => byCodeUnits(a.team, b.team) || byCodeUnits(a.project, b.project) || byCodeUnits(dimOf(a), dimOf(b)));
+  return [...totals.values()].sort((a, b) => byCodeUnits(a.team, b.team) || byCodeUnits(a.project, b.project) || byCodeUnits(dimOf(a), dimOf(b)));
 }
