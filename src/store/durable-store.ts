@@ -151,8 +151,11 @@ export interface LedgerPage {
   lastId: string | null;
 }
 
-/** A key or resource was written (any instance), or the feed may have missed changes: reload everything. */
-export type StoreChange = { kind: 'key'; id: string } | { kind: 'resource'; id: string; resourceKind: ResourceKind } | { kind: 'resync' };
+/**
+ * A key or resource was written (by any instance; `resourceKind` is set for resources), or
+ * `resync`: the feed may have missed changes, reload everything.
+ */
+export type StoreChange = { kind: 'key' | 'resource'; id: string; resourceKind?: ResourceKind } | { kind: 'resync' };
 
 export type StoreChangeListener = (change: StoreChange) => void;
 

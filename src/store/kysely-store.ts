@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setTimeout as delay, setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import { insertAudit, selectAudit } from './audit-queries.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -53,25 +53,29 @@ export class KyselyDurableStore implements Store.DurableStore {
     }
   }
 
-  /** A write transaction that announces its changes: NOTIFY inside it (sent at commit), local listeners after commit. */
+  /**
+   * A write transaction that announces its changes: NOTIFY inside it (delivered at commit), and
+   * local listeners right after the commit — even when the caller has stopped waiting, since the
+   * write happened all the same.
+   */
   private async write<T>(work: (trx: Kysely<Database>) => Promise<WriteOutcome<T>>): Promise<T> {
     const { dialect, feed } = this.backend;
-    const outcome = await this.call((db) =>
+    return this.call((db) =>
       db.connection().execute(async (conn) => {
         await dialect.beginWrite.execute(conn);
+        let outcome: WriteOutcome<T>;
         try {
-          const result = await work(conn);
-          for (const change of result.changes) await dialect.publish(conn, feed.encode(change));
+          outcome = await work(conn);
+          for (const change of outcome.changes) await dialect.publish(conn, feed.encode(change));
           await sql`commit`.execute(conn);
-          return result;
         } catch (error) {
           await sql`rollback`.execute(conn).catch(() => undefined);
           throw error;
         }
+        for (const change of outcome.changes) feed.emit(change);
+        return outcome.value;
       }),
     );
-    for (const change of outcome.changes) feed.emit(change);
-    return outcome.value;
   }
 
   createKey(record: Store.ApiKeyRecord, sha256: string): Promise<Store.ApiKeyRecord> {
@@ -192,10 +196,12 @@ export class KyselyDurableStore implements Store.DurableStore {
     }
   }
 
+  /** Bounded by timeoutMs: on a dead network, ending a connection can wait forever for the other side. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await this.backend.release();
-      await this.backend.db.destroy();
+      const release = Promise.all([this.backend.release(), this.backend.db.destroy()]).then(() => undefined);
+      const bound = delay(this.backend.timeoutMs, undefined, { ref: false });
+      await Promise.race([release.catch(() => undefined), bound]);
     })();
     return this.closing;
   }

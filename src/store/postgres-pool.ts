@@ -56,11 +56,19 @@ export class DeadlinePool implements PostgresPool {
   constructor(private readonly pool: pg.Pool) {}
 
   async connect(): Promise<PostgresPoolClient> {
+    let client: pg.PoolClient;
     try {
-      return new DeadlineClient(await this.pool.connect());
+      client = await this.pool.connect();
     } catch (error) {
       throw postgresFailure(error);
     }
+    // The caller gave up while waiting for a connection: hand it back intact, unused.
+    const left = timeLeft();
+    if (left.ms <= 0) {
+      client.release();
+      throw left.error();
+    }
+    return new DeadlineClient(client);
   }
 
   end(): Promise<void> {

@@ -86,6 +86,15 @@ describe('PostgreSQL unavailable', () => {
     expect(await store.getKey('key-1')).toEqual(keyRecord());
   });
 
+  it('closes within the bound while the network drops everything', async () => {
+    const store = await openStore(300);
+    await store.ping();
+    proxy.stall();
+    const started = Date.now();
+    await store.close();
+    expect(Date.now() - started).toBeLessThan(600);
+  });
+
   it('rejects calls at once while the server is gone, resyncs its change feed and recovers once it is back', async () => {
     const store = await openStore(500);
     const changes = new ChangeRecorder(store);
