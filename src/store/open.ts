@@ -8,6 +8,8 @@ export interface OpenStoreOptions {
   logger?: StoreLogger;
   /** PostgreSQL application_name of the pool (the LISTEN connection adds `-listen`); default `tollgate`. */
   applicationName?: string;
+  /** How often the idle LISTEN connection is probed, to notice a silently dead network (default 15000). */
+  listenCheckIntervalMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 2000;
@@ -24,7 +26,13 @@ export async function openDurableStore(settings: DatabaseSettings, options: Open
   const timeoutMs = settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (settings.url === '') return new KyselyDurableStore(await openSqliteBackend(settings.path, timeoutMs, logger));
   const backend = await openPostgresBackend(
-    { url: settings.url, timeoutMs, poolSize: settings.poolSize ?? DEFAULT_POOL_SIZE, applicationName: options.applicationName ?? 'tollgate' },
+    {
+      url: settings.url,
+      timeoutMs,
+      poolSize: settings.poolSize ?? DEFAULT_POOL_SIZE,
+      applicationName: options.applicationName ?? 'tollgate',
+      listenCheckIntervalMs: options.listenCheckIntervalMs ?? 15_000,
+    },
     logger,
   );
   return new KyselyDurableStore(backend);

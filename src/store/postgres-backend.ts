@@ -15,6 +15,7 @@ export interface PostgresBackendSettings {
   readonly poolSize: number;
   /** Pool connections carry this name; the LISTEN connection `<name>-listen`. */
   readonly applicationName: string;
+  readonly listenCheckIntervalMs: number;
 }
 
 /**
@@ -44,6 +45,7 @@ export async function openPostgresBackend(settings: PostgresBackendSettings, log
     onNotification: (payload) => feed.receive(payload),
     onResync: () => feed.emit({ kind: 'resync' }),
     logger,
+    checkEveryMs: settings.listenCheckIntervalMs,
   });
   await listener.start();
   return {

@@ -12,7 +12,7 @@ export interface ChangeListenerOptions {
   readonly onResync: () => void;
   readonly logger: StoreLogger;
   /** How often an idle connection is checked with a query (a half-open TCP connection shows no error). */
-  readonly checkEveryMs?: number;
+  readonly checkEveryMs: number;
 }
 
 const FIRST_RETRY_MS = 100;
@@ -33,7 +33,7 @@ export class PostgresChangeListener {
   private outageLogged = false;
 
   constructor(private readonly options: ChangeListenerOptions) {
-    this.checkTimer = setInterval(() => void this.checkAlive(), options.checkEveryMs ?? 15_000);
+    this.checkTimer = setInterval(() => void this.checkAlive(), options.checkEveryMs);
     this.checkTimer.unref();
   }
 

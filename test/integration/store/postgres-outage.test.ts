@@ -33,7 +33,7 @@ afterAll(async () => {
 async function openStore(timeoutMs: number, via: 'proxy' | 'direct' = 'proxy', applicationName = 'store-outage'): Promise<DurableStore> {
   const url = new URL(database.url);
   if (via === 'proxy') url.port = String(proxy.port);
-  const store = await openDurableStore({ url: url.toString(), path: '', timeoutMs }, { applicationName });
+  const store = await openDurableStore({ url: url.toString(), path: '', timeoutMs }, { applicationName, listenCheckIntervalMs: 200 });
   open.push(store);
   return store;
 }
@@ -84,6 +84,24 @@ describe('PostgreSQL unavailable', () => {
     await proxy.restore();
     await eventually(answers(store), 10_000);
     expect(await store.getKey('key-1')).toEqual(keyRecord());
+  });
+
+  it('notices a LISTEN connection gone silent (no error, no close), and resyncs once the network is back', async () => {
+    const warnings: string[] = [];
+    const url = new URL(database.url);
+    url.port = String(proxy.port);
+    const logger = { warn: (_obj: object, msg: string) => void warnings.push(msg) };
+    const store = await openDurableStore({ url: url.toString(), path: '', timeoutMs: 300 }, { logger, listenCheckIntervalMs: 200 });
+    open.push(store);
+    const changes = new ChangeRecorder(store);
+    proxy.stall();
+    // Only the probe (every 200 ms, 300 ms to answer) can tell: the socket itself stays open.
+    await eventually(async () => warnings.includes('store change feed lost its PostgreSQL connection; reconnecting'), 5000);
+    expect(changes.changes).toEqual([]);
+    await proxy.restore();
+    await changes.waitFor(1, 10_000);
+    expect(changes.changes).toEqual([{ kind: 'resync' }]);
+    expect(warnings.at(-1)).toBe('store change feed listening again; caches resync');
   });
 
   it('closes within the bound while the network drops everything', async () => {

@@ -1,14 +1,20 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+
+/** One relayed connection; once stalled it stays open and silent for good. */
+interface Relay {
+  stalled: boolean;
+}
 
 /**
  * A TCP relay in front of PostgreSQL that a test can break: `cut` closes every connection and
- * refuses new ones (the server is gone), `stall` keeps connections open but forwards nothing
- * (a network black hole), `restore` relays again.
+ * refuses new ones (the server is gone); `stall` makes every connection, open or new, drop all
+ * bytes silently while staying open (a dead network behind a live middlebox: no error, no
+ * close); `restore` relays new connections again — stalled ones stay silent.
  */
 export class TcpProxy {
   private mode: 'relay' | 'stall' | 'cut' = 'relay';
   private readonly sockets = new Set<Socket>();
+  private readonly relays = new Set<Relay>();
   private server: Server | undefined;
   port = 0;
 
@@ -27,16 +33,21 @@ export class TcpProxy {
   private accept(client: Socket): void {
     this.track(client);
     if (this.mode !== 'relay') return; // stalled: accepted, never answered
+    const relay: Relay = { stalled: false };
+    this.relays.add(relay);
     const upstream = connect(this.targetPort, this.targetHost);
     this.track(upstream);
     client.on('data', (chunk) => {
-      if (this.mode === 'relay') upstream.write(chunk);
+      if (!relay.stalled) upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
-      if (this.mode === 'relay') client.write(chunk);
+      if (!relay.stalled) client.write(chunk);
     });
     client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    upstream.on('close', () => {
+      client.destroy();
+      this.relays.delete(relay);
+    });
   }
 
   private track(socket: Socket): void {
@@ -52,14 +63,13 @@ export class TcpProxy {
     await this.stopListening();
   }
 
-  /** Keeps connections open but silently drops everything in both directions. */
   stall(): void {
     this.mode = 'stall';
+    for (const relay of this.relays) relay.stalled = true;
   }
 
-  /** Relays again (listening on the same port after a cut); stalled connections stay dead. */
+  /** Relays new connections again (listening on the same port after a cut). */
   async restore(): Promise<void> {
-    if (this.mode === 'stall') for (const socket of this.sockets) socket.destroy();
     if (!this.server) await this.start(this.port);
     this.mode = 'relay';
   }
