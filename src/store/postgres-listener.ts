@@ -29,6 +29,8 @@ export class PostgresChangeListener {
   private retryMs = FIRST_RETRY_MS;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly checkTimer: NodeJS.Timeout;
+  /** Connected and LISTENing (not while connecting or waiting to retry). */
+  private listening = false;
   private checking = false;
   private outageLogged = false;
 
@@ -68,12 +70,13 @@ export class PostgresChangeListener {
     this.client = client;
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+      await queryWithin(client, `LISTEN ${CHANGE_CHANNEL}`, this.options.timeoutMs);
     } catch (error) {
       this.lost(client, error);
       return;
     }
     if (this.client !== client) return; // lost or closed while connecting
+    this.listening = true;
     this.retryMs = FIRST_RETRY_MS;
     if (this.outageLogged) this.options.logger.warn({}, 'store change feed listening again; caches resync');
     this.outageLogged = false;
@@ -83,6 +86,7 @@ export class PostgresChangeListener {
   private lost(client: pg.Client, error: unknown): void {
     if (this.closed || client !== this.client) return; // already handled, or shutting down
     this.client = undefined;
+    this.listening = false;
     client.removeAllListeners('notification');
     client.end().catch(() => undefined);
     if (!this.outageLogged) {
@@ -99,19 +103,27 @@ export class PostgresChangeListener {
   /** A trivial query on the idle connection; one that fails or hangs counts as a lost connection. */
   private async checkAlive(): Promise<void> {
     const client = this.client;
-    if (!client || this.checking || this.retryTimer) return;
+    if (!client || !this.listening || this.checking) return;
     this.checking = true;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const hung = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-      });
-      await Promise.race([client.query('select 1'), hung]);
+      await queryWithin(client, 'select 1', this.options.timeoutMs);
     } catch (error) {
       this.lost(client, error);
     } finally {
-      clearTimeout(timer);
       this.checking = false;
     }
+  }
+}
+
+/** A query that rejects after `timeoutMs` if the server has not answered (the connection is then given up). */
+async function queryWithin(client: pg.Client, text: string, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([client.query(text), hung]);
+  } finally {
+    clearTimeout(timer);
   }
 }
