@@ -1,0 +1,35 @@
+import type { Kysely } from 'kysely';
+import type { AuditEntry, AuditQuery } from './durable-store.js';
+import { auditEntryFrom, isoInstant } from './rows.js';
+import type { Database } from './schema.js';
+import { dayRange } from './utc-days.js';
+
+export async function insertAudit(db: Kysely<Database>, entry: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      at: isoInstant(entry.at),
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      result: entry.result,
+      request_id: entry.requestId,
+    })
+    .execute();
+}
+
+/** Entries of the inclusive UTC days, oldest first (entries of the same instant in insertion order). */
+export async function selectAudit(db: Kysely<Database>, query: AuditQuery): Promise<AuditEntry[]> {
+  const { start, end } = dayRange(query.from, query.to);
+  const rows = await db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('at', '>=', start)
+    .where('at', '<', end)
+    .$if(query.actor !== undefined, (q) => q.where('actor', '=', query.actor!))
+    .$if(query.action !== undefined, (q) => q.where('action', '=', query.action!))
+    .orderBy('at')
+    .orderBy('id')
+    .execute();
+  return rows.map(auditEntryFrom);
+}

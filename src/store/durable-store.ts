@@ -1,0 +1,226 @@
+/**
+ * The durable store's contract (SPEC 11–14): records, queries and the one interface that the
+ * PostgreSQL and SQLite implementations share. Timestamps are ISO strings, UTC, with
+ * milliseconds and `Z` (`2025-01-31T23:59:59.999Z`); days are `YYYY-MM-DD` (UTC).
+ */
+
+/** Where the store lives: `url` set → PostgreSQL; empty → the SQLite file at `path`. */
+export interface DatabaseSettings {
+  url: string;
+  /** SQLite file path, e.g. `data/tollgate.db` (its parent directories are created). */
+  path: string;
+  /** Bound on any one database call from the request path or admin (default 2000). */
+  timeoutMs?: number;
+  /** Pool size for PostgreSQL (default 10). */
+  poolSize?: number;
+}
+
+/** A key created through the admin API (SPEC 12.1). Never carries its secret. */
+export interface ApiKeyRecord {
+  id: string;
+  team: string;
+  projects: string[];
+  defaultProject: string;
+  limits: Record<string, number>;
+  description: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  disabled: boolean;
+  revokedAt: string | null;
+}
+
+/** What an admin may change on a key. */
+export type KeyPatch = Partial<Pick<ApiKeyRecord, 'projects' | 'defaultProject' | 'limits' | 'description' | 'expiresAt' | 'disabled'>>;
+
+/** A secret's SHA-256 hex digest; `validUntil` null is the current secret, else a rotated one still in its overlap. */
+export interface KeySecret {
+  sha256: string;
+  validUntil: string | null;
+}
+
+/** A key with the digests that authenticate it (for the gateway's in-memory key cache). */
+export interface StoredKey {
+  record: ApiKeyRecord;
+  secrets: KeySecret[];
+}
+
+export type ResourceKind = 'model' | 'training_job';
+
+/** Who owns a training resource (SPEC 13). */
+export interface ResourceRecord {
+  kind: ResourceKind;
+  id: string;
+  team: string;
+  project: string;
+  /** `entity/project/name` of a model's artifact, else null. */
+  artifact: string | null;
+  createdAt: string;
+}
+
+export interface ResourceFilter {
+  team?: string;
+  project?: string;
+  kind?: ResourceKind;
+}
+
+/** One audited admin write or reload (SPEC 12.3). */
+export interface AuditEntry {
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  result: string;
+  requestId: string;
+}
+
+export interface AuditQuery {
+  /** First UTC day, inclusive. */
+  from: string;
+  /** Last UTC day, inclusive. */
+  to: string;
+  actor?: string;
+  action?: string;
+}
+
+/** One metered request (SPEC 14.1). */
+export interface LedgerRow {
+  requestId: string;
+  at: string;
+  team: string;
+  project: string;
+  keyId: string;
+  route: string;
+  method: string;
+  status: number;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  /** Cost in 1e-9 currency units, an integer so that sums are exact. */
+  costNanos: number;
+  estimated: boolean;
+  requestBytes: number;
+  durationMs: number;
+}
+
+export type UsageGroupBy = 'model' | 'key' | 'day' | 'month' | 'route';
+
+export interface UsageAggregateQuery {
+  from: string;
+  to: string;
+  team?: string;
+  project?: string;
+  key?: string;
+  groupBy?: UsageGroupBy;
+}
+
+/** Sums for one team/project, and one value of the groupBy dimension when asked for. */
+export interface UsageAggregate {
+  team: string;
+  project: string;
+  model?: string;
+  key?: string;
+  day?: string;
+  /** `YYYY-MM` */
+  month?: string;
+  /** `"<METHOD> <route>"` */
+  route?: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  costNanos: number;
+}
+
+export interface LedgerPageQuery {
+  from: string;
+  to: string;
+  team?: string;
+  project?: string;
+  key?: string;
+  /** A `lastId` from an earlier page: this page starts after that row. */
+  after?: string;
+  /** 1..1000 */
+  limit: number;
+}
+
+export interface LedgerPage {
+  rows: LedgerRow[];
+  hasMore: boolean;
+  /** Cursor of the last row of this page (pass as `after`), null when the page is empty. */
+  lastId: string | null;
+}
+
+/**
+ * A key or resource was written (by any instance; `resourceKind` is set for resources), or
+ * `resync`: the feed may have missed changes, reload everything.
+ */
+export type StoreChange = { kind: 'key' | 'resource'; id: string; resourceKind?: ResourceKind } | { kind: 'resync' };
+
+export type StoreChangeListener = (change: StoreChange) => void;
+
+/** A tighter bound than `timeoutMs` for a read on the request path. */
+export interface ReadOptions {
+  timeoutMs?: number;
+}
+
+/**
+ * Keys, resource ownership, the audit log and the usage ledger, in PostgreSQL or SQLite.
+ * Every method rejects with DatabaseUnavailableError when the database cannot answer within its
+ * bound; the other typed errors (KeyIdTakenError, …) mean the database answered "no".
+ */
+export interface DurableStore {
+  readonly dialect: 'postgres' | 'sqlite';
+  /** Migration versions this open applied (empty when the schema was already current). */
+  readonly appliedMigrations: readonly number[];
+
+  /** Stores a new key and its current secret. KeyIdTakenError when the id exists or was revoked. */
+  createKey(record: ApiKeyRecord, sha256: string): Promise<ApiKeyRecord>;
+  /** A key by id, revoked ones included (revokedAt set). */
+  getKey(id: string): Promise<ApiKeyRecord | undefined>;
+  /** Keys (revoked ones included), by createdAt then id. */
+  listKeys(team?: string): Promise<ApiKeyRecord[]>;
+  /** Undefined when the key does not exist or is revoked. */
+  updateKey(id: string, patch: KeyPatch): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Makes `newSha256` the current secret. The previous one stays valid until
+   * `previousValidUntil`, or is deleted when that is null or past. Undefined when the key does
+   * not exist or is revoked.
+   */
+  rotateKey(id: string, newSha256: string, previousValidUntil: string | null): Promise<ApiKeyRecord | undefined>;
+  /** Revokes for good and deletes the secrets; false when unknown or revoked already. */
+  revokeKey(id: string): Promise<boolean>;
+  /** Every key with its secrets still valid (revoked keys with none), for the key cache. */
+  loadKeys(): Promise<StoredKey[]>;
+  loadKey(id: string, options?: ReadOptions): Promise<StoredKey | undefined>;
+
+  getResource(kind: ResourceKind, id: string, options?: ReadOptions): Promise<ResourceRecord | undefined>;
+  /** The oldest model recorded with this `entity/project/name`. */
+  findModelByArtifact(artifact: string, options?: ReadOptions): Promise<ResourceRecord | undefined>;
+  /** Inserts unless kind+id is recorded already; answers the row that holds (first owner wins). */
+  recordResource(record: ResourceRecord): Promise<ResourceRecord>;
+  /** Sets the owner (admin adoption); an existing row keeps its createdAt, and its artifact unless one is given. */
+  assignResource(record: ResourceRecord): Promise<ResourceRecord>;
+  releaseResource(kind: ResourceKind, id: string): Promise<boolean>;
+  /** By createdAt, kind, id. */
+  listResources(filter?: ResourceFilter): Promise<ResourceRecord[]>;
+
+  appendAudit(entry: AuditEntry): Promise<void>;
+  /** Entries in time order. */
+  listAudit(query: AuditQuery): Promise<AuditEntry[]>;
+
+  /** Inserts in one transaction; a requestId present already is skipped. Answers how many were new. */
+  insertLedgerRows(rows: readonly LedgerRow[]): Promise<number>;
+  aggregateUsage(query: UsageAggregateQuery): Promise<UsageAggregate[]>;
+  /** Rows in time order (at, then requestId), by keyset. */
+  pageLedger(query: LedgerPageQuery): Promise<LedgerPage>;
+  /** Deletes rows older than `instant` (retention); answers how many. */
+  deleteLedgerBefore(instant: string): Promise<number>;
+
+  /** Calls `listener` after each committed key/resource write; answers the unsubscribe function. */
+  onChange(listener: StoreChangeListener): () => void;
+  /** Whether the database answers a trivial query within `timeoutMs`. */
+  ping(): Promise<boolean>;
+  /** Releases connections and files; idempotent. */
+  close(): Promise<void>;
+}

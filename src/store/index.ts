@@ -1,0 +1,4 @@
+export { openDurableStore, type OpenStoreOptions } from './open.js';
+export type * from './durable-store.js';
+export { DatabaseUnavailableError, InvalidCursorError, KeyIdTakenError, SchemaTooNewError, SecretDigestTakenError } from './errors.js';
+export type { StoreLogger } from './logger.js';

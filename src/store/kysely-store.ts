@@ -1,0 +1,216 @@
+import { setTimeout as delay, setImmediate as nextTurn } from 'node:timers/promises';
+import { sql, type Kysely } from 'kysely';
+import { insertAudit, selectAudit } from './audit-queries.js';
+import type { ChangeFeed } from './change-feed.js';
+import { withinDeadline } from './deadline.js';
+import type { SqlDialect } from './dialect.js';
+import type * as Store from './durable-store.js';
+import { DatabaseUnavailableError } from './errors.js';
+import { insertKey, markRevoked, patchKey, rotateSecret, selectKey, selectKeys, selectStoredKeys } from './key-queries.js';
+import { deleteLedgerChunk, insertLedger, selectLedgerPage } from './ledger-queries.js';
+import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resource-queries.js';
+import { isoInstant } from './rows.js';
+import type { Database } from './schema.js';
+import { aggregateLedger } from './usage-aggregate.js';
+
+/** What one implementation hands the shared store: its database, and how to tell and release it. */
+export interface StoreBackend {
+  readonly db: Kysely<Database>;
+  readonly dialect: SqlDialect;
+  readonly timeoutMs: number;
+  readonly feed: ChangeFeed;
+  readonly appliedMigrations: readonly number[];
+  /** Turns a driver failure into DatabaseUnavailableError when it means "cannot answer". */
+  readonly classifyFailure: (error: unknown) => unknown;
+  /** Releases what the backend owns beyond the Kysely instance (LISTEN connection). */
+  readonly release: () => Promise<void>;
+}
+
+/** A write's result, and the changes to announce once it has committed. */
+interface WriteOutcome<T> {
+  value: T;
+  changes: Store.StoreChange[];
+}
+
+/** The one DurableStore: every query is written once (Kysely), the dialect fills in the differences. */
+export class KyselyDurableStore implements Store.DurableStore {
+  readonly dialect: 'postgres' | 'sqlite';
+  readonly appliedMigrations: readonly number[];
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly backend: StoreBackend) {
+    this.dialect = backend.dialect.name;
+    this.appliedMigrations = backend.appliedMigrations;
+  }
+
+  /** Every call: refused once closed, bounded in time, failures typed. */
+  private async call<T>(work: (db: Kysely<Database>) => Promise<T>, timeoutMs = this.backend.timeoutMs): Promise<T> {
+    if (this.closing) throw new DatabaseUnavailableError('the store is closed');
+    try {
+      return await withinDeadline(timeoutMs, () => work(this.backend.db));
+    } catch (error) {
+      throw this.backend.classifyFailure(error);
+    }
+  }
+
+  /**
+   * A write transaction that announces its changes: NOTIFY inside it (delivered at commit), and
+   * local listeners right after the commit — even when the caller has stopped waiting, since the
+   * write happened all the same.
+   */
+  private async write<T>(work: (trx: Kysely<Database>) => Promise<WriteOutcome<T>>): Promise<T> {
+    const { dialect, feed } = this.backend;
+    return this.call((db) =>
+      db.connection().execute(async (conn) => {
+        await dialect.beginWrite.execute(conn);
+        let outcome: WriteOutcome<T>;
+        try {
+          outcome = await work(conn);
+          for (const change of outcome.changes) await dialect.publish(conn, feed.encode(change));
+          await sql`commit`.execute(conn);
+        } catch (error) {
+          await sql`rollback`.execute(conn).catch(() => undefined);
+          throw error;
+        }
+        for (const change of outcome.changes) feed.emit(change);
+        return outcome.value;
+      }),
+    );
+  }
+
+  createKey(record: Store.ApiKeyRecord, sha256: string): Promise<Store.ApiKeyRecord> {
+    return this.write(async (trx) => ({ value: await insertKey(trx, this.backend.dialect, record, sha256), changes: [keyChange(record.id)] }));
+  }
+
+  getKey(id: string): Promise<Store.ApiKeyRecord | undefined> {
+    return this.call((db) => selectKey(db, id));
+  }
+
+  listKeys(team?: string): Promise<Store.ApiKeyRecord[]> {
+    return this.call((db) => selectKeys(db, team));
+  }
+
+  updateKey(id: string, patch: Store.KeyPatch): Promise<Store.ApiKeyRecord | undefined> {
+    return this.write(async (trx) => {
+      const value = await patchKey(trx, this.backend.dialect, id, patch);
+      return { value, changes: value ? [keyChange(id)] : [] };
+    });
+  }
+
+  rotateKey(id: string, newSha256: string, previousValidUntil: string | null): Promise<Store.ApiKeyRecord | undefined> {
+    return this.write(async (trx) => {
+      const value = await rotateSecret(trx, this.backend.dialect, id, newSha256, previousValidUntil);
+      return { value, changes: value ? [keyChange(id)] : [] };
+    });
+  }
+
+  revokeKey(id: string): Promise<boolean> {
+    return this.write(async (trx) => {
+      const value = await markRevoked(trx, id);
+      return { value, changes: value ? [keyChange(id)] : [] };
+    });
+  }
+
+  loadKeys(): Promise<Store.StoredKey[]> {
+    return this.call((db) => selectStoredKeys(db));
+  }
+
+  async loadKey(id: string, options?: Store.ReadOptions): Promise<Store.StoredKey | undefined> {
+    const [stored] = await this.call((db) => selectStoredKeys(db, id), this.boundOf(options));
+    return stored;
+  }
+
+  getResource(kind: Store.ResourceKind, id: string, options?: Store.ReadOptions): Promise<Store.ResourceRecord | undefined> {
+    return this.call((db) => selectResource(db, kind, id), this.boundOf(options));
+  }
+
+  findModelByArtifact(artifact: string, options?: Store.ReadOptions): Promise<Store.ResourceRecord | undefined> {
+    return this.call((db) => selectModelByArtifact(db, artifact), this.boundOf(options));
+  }
+
+  recordResource(record: Store.ResourceRecord): Promise<Store.ResourceRecord> {
+    return this.write(async (trx) => {
+      const { row, inserted } = await insertResourceIfAbsent(trx, record);
+      return { value: row, changes: inserted ? [resourceChange(row.kind, row.id)] : [] };
+    });
+  }
+
+  assignResource(record: Store.ResourceRecord): Promise<Store.ResourceRecord> {
+    return this.write(async (trx) => ({ value: await upsertResource(trx, record), changes: [resourceChange(record.kind, record.id)] }));
+  }
+
+  releaseResource(kind: Store.ResourceKind, id: string): Promise<boolean> {
+    return this.write(async (trx) => {
+      const value = await deleteResource(trx, kind, id);
+      return { value, changes: value ? [resourceChange(kind, id)] : [] };
+    });
+  }
+
+  listResources(filter: Store.ResourceFilter = {}): Promise<Store.ResourceRecord[]> {
+    return this.call((db) => selectResources(db, filter));
+  }
+
+  appendAudit(entry: Store.AuditEntry): Promise<void> {
+    return this.call((db) => insertAudit(db, entry));
+  }
+
+  listAudit(query: Store.AuditQuery): Promise<Store.AuditEntry[]> {
+    return this.call((db) => selectAudit(db, query));
+  }
+
+  async insertLedgerRows(rows: readonly Store.LedgerRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    return this.write(async (trx) => ({ value: await insertLedger(trx, this.backend.dialect, rows), changes: [] }));
+  }
+
+  aggregateUsage(query: Store.UsageAggregateQuery): Promise<Store.UsageAggregate[]> {
+    return this.call((db) => aggregateLedger(db, this.backend.dialect, query));
+  }
+
+  pageLedger(query: Store.LedgerPageQuery): Promise<Store.LedgerPage> {
+    return this.call((db) => selectLedgerPage(db, query));
+  }
+
+  /** Chunk by chunk, each its own bounded call: a big retention delete never holds a lock or the event loop for long. */
+  async deleteLedgerBefore(instant: string): Promise<number> {
+    const before = isoInstant(instant);
+    let total = 0;
+    for (;;) {
+      const { deleted, more } = await this.call((db) => deleteLedgerChunk(db, this.backend.dialect, before));
+      total += deleted;
+      if (!more) return total;
+      if (this.backend.dialect.blocksEventLoop) await nextTurn();
+    }
+  }
+
+  onChange(listener: Store.StoreChangeListener): () => void {
+    return this.backend.feed.subscribe(listener);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.call((db) => sql`select 1`.execute(db));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Bounded by timeoutMs: on a dead network, ending a connection can wait forever for the other side. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const release = Promise.all([this.backend.release(), this.backend.db.destroy()]).then(() => undefined);
+      const bound = delay(this.backend.timeoutMs, undefined, { ref: false });
+      await Promise.race([release.catch(() => undefined), bound]);
+    })();
+    return this.closing;
+  }
+
+  private boundOf(options: Store.ReadOptions | undefined): number {
+    const tighter = options?.timeoutMs;
+    return tighter === undefined ? this.backend.timeoutMs : Math.min(tighter, this.backend.timeoutMs);
+  }
+}
+
+const keyChange = (id: string): Store.StoreChange => ({ kind: 'key', id });
+const resourceChange = (resourceKind: Store.ResourceKind, id: string): Store.StoreChange => ({ kind: 'resource', id, resourceKind });

@@ -1,0 +1,114 @@
+import { sql, type Kysely } from 'kysely';
+import type { ColumnTypes } from './dialect.js';
+import type { Database } from './schema.js';
+
+/**
+ * The schema's history. A step is never edited once released: a change is a new step with the
+ * next version. Each runs inside the migration transaction (so no CREATE INDEX CONCURRENTLY).
+ */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  up(db: Kysely<Database>, columns: ColumnTypes): Promise<void>;
+}
+
+async function createKeyTables(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('api_keys')
+    .addColumn('id', c.text, (col) => col.primaryKey())
+    .addColumn('team', c.text, (col) => col.notNull())
+    .addColumn('projects', c.json, (col) => col.notNull())
+    .addColumn('default_project', c.text, (col) => col.notNull())
+    .addColumn('limits', c.json, (col) => col.notNull())
+    .addColumn('description', c.text)
+    .addColumn('created_at', c.timestamp, (col) => col.notNull())
+    .addColumn('expires_at', c.timestamp)
+    .addColumn('disabled', c.flag, (col) => col.notNull())
+    .addColumn('revoked_at', c.timestamp)
+    .execute();
+  await db.schema.createIndex('api_keys_team').on('api_keys').columns(['team', 'created_at']).execute();
+  // The digest is the primary key: globally unique, and one index lookup per authentication.
+  await db.schema
+    .createTable('key_secrets')
+    .addColumn('sha256', c.text, (col) => col.primaryKey())
+    .addColumn('key_id', c.text, (col) => col.notNull().references('api_keys.id').onDelete('cascade'))
+    .addColumn('valid_until', c.timestamp)
+    .execute();
+  await db.schema.createIndex('key_secrets_key').on('key_secrets').column('key_id').execute();
+  // At most one current secret per key, whatever two concurrent rotations do.
+  await db.schema.createIndex('key_secrets_one_current').on('key_secrets').column('key_id').unique().where(sql.ref('valid_until'), 'is', null).execute();
+}
+
+async function createResources(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('resources')
+    .addColumn('kind', c.text, (col) => col.notNull().check(sql`kind in ('model', 'training_job')`))
+    .addColumn('id', c.text, (col) => col.notNull())
+    .addColumn('team', c.text, (col) => col.notNull())
+    .addColumn('project', c.text, (col) => col.notNull())
+    .addColumn('artifact', c.text)
+    .addColumn('created_at', c.timestamp, (col) => col.notNull())
+    .addPrimaryKeyConstraint('resources_pk', ['kind', 'id'])
+    .execute();
+  // The name_in_use check looks models up by artifact before one is created.
+  await db.schema.createIndex('resources_artifact').on('resources').column('artifact').where('artifact', 'is not', null).execute();
+  await db.schema.createIndex('resources_owner').on('resources').columns(['team', 'project']).execute();
+}
+
+async function createAuditLog(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('audit_log')
+    .addColumn('id', c.serial, (col) => col.primaryKey())
+    .addColumn('at', c.timestamp, (col) => col.notNull())
+    .addColumn('actor', c.text, (col) => col.notNull())
+    .addColumn('action', c.text, (col) => col.notNull())
+    .addColumn('target', c.text, (col) => col.notNull())
+    .addColumn('result', c.text, (col) => col.notNull())
+    .addColumn('request_id', c.text, (col) => col.notNull())
+    .execute();
+  await db.schema.createIndex('audit_log_at').on('audit_log').columns(['at', 'id']).execute();
+}
+
+async function createLedger(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('ledger')
+    // The request id is the key: a retried batch inserts nothing twice (ON CONFLICT DO NOTHING).
+    .addColumn('request_id', c.text, (col) => col.primaryKey())
+    .addColumn('at', c.timestamp, (col) => col.notNull())
+    .addColumn('team', c.text, (col) => col.notNull())
+    .addColumn('project', c.text, (col) => col.notNull())
+    .addColumn('key_id', c.text, (col) => col.notNull())
+    .addColumn('route', c.text, (col) => col.notNull())
+    .addColumn('method', c.text, (col) => col.notNull())
+    .addColumn('status', c.integer, (col) => col.notNull())
+    .addColumn('model', c.text, (col) => col.notNull())
+    .addColumn('prompt_tokens', c.integer, (col) => col.notNull())
+    .addColumn('completion_tokens', c.integer, (col) => col.notNull())
+    .addColumn('total_tokens', c.integer, (col) => col.notNull())
+    .addColumn('cost_nanos', c.bigint, (col) => col.notNull())
+    .addColumn('estimated', c.flag, (col) => col.notNull())
+    .addColumn('request_bytes', c.bigint, (col) => col.notNull())
+    .addColumn('duration_ms', c.integer, (col) => col.notNull())
+    .execute();
+  // Time order for paging everything and for retention; then one per filter the admin API
+  // offers, each ending in (at, request_id) so a filtered page is one ordered index range.
+  await db.schema.createIndex('ledger_at').on('ledger').columns(['at', 'request_id']).execute();
+  await db.schema.createIndex('ledger_team_at').on('ledger').columns(['team', 'at', 'request_id']).execute();
+  await db.schema.createIndex('ledger_key_at').on('ledger').columns(['key_id', 'at', 'request_id']).execute();
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'keys, resources, audit log, usage ledger',
+    async up(db, columns) {
+      await createKeyTables(db, columns);
+      await createResources(db, columns);
+      await createAuditLog(db, columns);
+      await createLedger(db, columns);
+    },
+  },
+];
+
+/** The newest schema this code knows. */
+export const LATEST_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

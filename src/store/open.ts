@@ -1,0 +1,39 @@
+import type { DatabaseSettings, DurableStore } from './durable-store.js';
+import { KyselyDurableStore } from './kysely-store.js';
+import { silentLogger, type StoreLogger } from './logger.js';
+import { openPostgresBackend } from './postgres-backend.js';
+import { openSqliteBackend } from './sqlite-backend.js';
+
+export interface OpenStoreOptions {
+  logger?: StoreLogger;
+  /** PostgreSQL application_name of the pool (the LISTEN connection adds `-listen`); default `tollgate`. */
+  applicationName?: string;
+  /** How often the idle LISTEN connection is probed, to notice a silently dead network (default 15000). */
+  listenCheckIntervalMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 2000;
+const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * Opens the durable store — PostgreSQL when `settings.url` is set, else the SQLite file at
+ * `settings.path` — and migrates it. Resolves once it can be used. Rejects with
+ * SchemaTooNewError when a newer Tollgate migrated the database, DatabaseUnavailableError when
+ * it cannot be reached.
+ */
+export async function openDurableStore(settings: DatabaseSettings, options: OpenStoreOptions = {}): Promise<DurableStore> {
+  const logger = options.logger ?? silentLogger;
+  const timeoutMs = settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (settings.url === '') return new KyselyDurableStore(await openSqliteBackend(settings.path, timeoutMs, logger));
+  const backend = await openPostgresBackend(
+    {
+      url: settings.url,
+      timeoutMs,
+      poolSize: settings.poolSize ?? DEFAULT_POOL_SIZE,
+      applicationName: options.applicationName ?? 'tollgate',
+      listenCheckIntervalMs: options.listenCheckIntervalMs ?? 15_000,
+    },
+    logger,
+  );
+  return new KyselyDurableStore(backend);
+}

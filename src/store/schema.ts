@@ -1,0 +1,88 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * The tables as Kysely sees them, for both dialects. Select types admit what either driver
+ * hands back (pg: Date, boolean, parsed JSON, int8 as string; better-sqlite3: text and
+ * integers); rows.ts turns them into the records of durable-store.ts.
+ */
+
+/** timestamptz in PostgreSQL, ISO text in SQLite; always written as an ISO string. */
+type Timestamp = ColumnType<Date | string, string, string>;
+type NullableTimestamp = ColumnType<Date | string | null, string | null, string | null>;
+/** boolean in PostgreSQL, 0/1 in SQLite. */
+type Flag = ColumnType<boolean | number, boolean | number, boolean | number>;
+/** jsonb in PostgreSQL, text in SQLite; always written as JSON text. */
+type Json = ColumnType<unknown, string, string>;
+/** bigint: pg answers int8 as a string. */
+type BigCount = ColumnType<number | string, number, number>;
+
+export interface SchemaMigrationsTable {
+  version: number;
+  applied_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  team: string;
+  projects: Json;
+  default_project: string;
+  limits: Json;
+  description: string | null;
+  created_at: Timestamp;
+  expires_at: NullableTimestamp;
+  disabled: Flag;
+  revoked_at: NullableTimestamp;
+}
+
+export interface KeySecretsTable {
+  sha256: string;
+  key_id: string;
+  valid_until: NullableTimestamp;
+}
+
+export interface ResourcesTable {
+  kind: string;
+  id: string;
+  team: string;
+  project: string;
+  artifact: string | null;
+  created_at: Timestamp;
+}
+
+export interface AuditLogTable {
+  id: Generated<number | string>;
+  at: Timestamp;
+  actor: string;
+  action: string;
+  target: string;
+  result: string;
+  request_id: string;
+}
+
+export interface LedgerTable {
+  request_id: string;
+  at: Timestamp;
+  team: string;
+  project: string;
+  key_id: string;
+  route: string;
+  method: string;
+  status: number;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_nanos: BigCount;
+  estimated: Flag;
+  request_bytes: BigCount;
+  duration_ms: number;
+}
+
+export interface Database {
+  schema_migrations: SchemaMigrationsTable;
+  api_keys: ApiKeysTable;
+  key_secrets: KeySecretsTable;
+  resources: ResourcesTable;
+  audit_log: AuditLogTable;
+  ledger: LedgerTable;
+}

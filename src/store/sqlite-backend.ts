@@ -1,0 +1,58 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Sqlite from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { ChangeFeed } from './change-feed.js';
+import { sqliteDialect } from './dialect.js';
+import { DatabaseUnavailableError } from './errors.js';
+import type { StoreBackend } from './kysely-store.js';
+import type { StoreLogger } from './logger.js';
+import { migrate } from './migrate.js';
+import type { Database } from './schema.js';
+
+/** Result codes that mean the file cannot be used now (locked, unreadable, full), not that the query is wrong. */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY|CORRUPT|NOTADB|PROTOCOL|PERM|AUTH|NOLFS)/;
+
+export function sqliteFailure(error: unknown): unknown {
+  if (error instanceof Sqlite.SqliteError && UNAVAILABLE.test(error.code)) {
+    return new DatabaseUnavailableError(`SQLite is unavailable: ${error.message}`, { cause: error });
+  }
+  return error;
+}
+
+/** Opens (creating it and its directory if needed) the file in WAL mode, and migrates it. */
+function openFile(path: string, timeoutMs: number): Sqlite.Database {
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    // `timeout` is SQLite's busy_timeout: how long a statement waits for another connection's lock.
+    const file = new Sqlite(path, { timeout: timeoutMs });
+    // WAL: readers never wait for the writer, and a commit is one append.
+    file.pragma('journal_mode = WAL');
+    file.pragma('foreign_keys = ON');
+    return file;
+  } catch (error) {
+    throw new DatabaseUnavailableError(`cannot open SQLite file ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+/** The embedded store: one file, one connection, one instance (changes are only announced locally). */
+export async function openSqliteBackend(path: string, timeoutMs: number, logger: StoreLogger): Promise<StoreBackend> {
+  const file = openFile(path, timeoutMs);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  let appliedMigrations: number[];
+  try {
+    appliedMigrations = await migrate(db, sqliteDialect);
+  } catch (error) {
+    await db.destroy().catch(() => undefined);
+    throw sqliteFailure(error);
+  }
+  return {
+    db,
+    dialect: sqliteDialect,
+    timeoutMs,
+    feed: new ChangeFeed(logger),
+    appliedMigrations,
+    classifyFailure: sqliteFailure,
+    release: () => Promise.resolve(),
+  };
+}

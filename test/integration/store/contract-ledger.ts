@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidCursorError, type LedgerRow, type UsageAggregate } from '../../../src/store/index.js';
+import type { ContractContext } from './durable-store.contract.js';
+import { ledgerRow, rejection } from './store-fixtures.js';
+
+const CHAT = '/v1/chat/completions';
+const QWEN = 'OpenPipe/Qwen3-14B-Instruct';
+const FT = 'wandb-artifact:///acme/prod/ft';
+
+/** Rows around the month and day boundaries, with costs whose sum is exact only as integers. */
+const USAGE: LedgerRow[] = [
+  ledgerRow({ requestId: 'r1', at: '2025-01-31T23:59:59.999Z', keyId: 'k1', promptTokens: 100, completionTokens: 20, totalTokens: 120, costNanos: 123_456_789_012 }),
+  ledgerRow({ requestId: 'r2', at: '2025-02-01T00:00:00.000Z', keyId: 'k2', model: FT, promptTokens: 50, completionTokens: 5, totalTokens: 55, costNanos: 987_654_321_098 }),
+  // 01:30 at +02:00 is still January 31st in UTC.
+  ledgerRow({ requestId: 'r3', at: '2025-02-01T01:30:00.000+02:00', keyId: 'k1', route: '/v1/models', method: 'GET', promptTokens: 0, completionTokens: 0, totalTokens: 0, costNanos: 0 }),
+  ledgerRow({ requestId: 'r4', at: '2025-02-15T12:00:00.000Z', project: 'dev', keyId: 'k1', promptTokens: 10, completionTokens: 10, totalTokens: 20, costNanos: 1 }),
+  ledgerRow({ requestId: 'r5', at: '2025-02-28T23:59:59.999Z', team: 'team-B', keyId: 'k3', promptTokens: 7, completionTokens: 3, totalTokens: 10, costNanos: 9_007_199_254 }),
+  ledgerRow({ requestId: 'r6', at: '2025-03-01T00:00:00.000Z', keyId: 'k1', promptTokens: 1000, completionTokens: 1000, totalTokens: 2000, costNanos: 5 }),
+];
+
+const sums = (requests: number, promptTokens: number, completionTokens: number, totalTokens: number, costNanos: number) => ({
+  requests,
+  promptTokens,
+  completionTokens,
+  totalTokens,
+  costNanos,
+});
+
+const FEBRUARY = { from: '2025-01-31', to: '2025-02-28' };
+
+/** 2,500 rows, three to an instant (the keyset must break ties by requestId), inserted out of order. */
+function manyRows(): LedgerRow[] {
+  const base = Date.parse('2025-05-01T00:00:00.000Z');
+  const rows = Array.from({ length: 2500 }, (_, i) =>
+    ledgerRow({ requestId: `req-${String((i * 7919) % 2500).padStart(4, '0')}`, at: new Date(base + Math.floor(i / 3) * 1000).toISOString(), team: i % 2 ? 'team-a' : 'team-b' }),
+  );
+  return rows.reverse();
+}
+
+const timeOrder = (a: LedgerRow, b: LedgerRow): number => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.requestId < b.requestId ? -1 : a.requestId > b.requestId ? 1 : 0);
+
+export function describeLedgerContract({ store }: ContractContext): void {
+  describe('usage ledger', () => {
+    const insertInBatches = async (rows: LedgerRow[], size = 1000): Promise<void> => {
+      for (let i = 0; i < rows.length; i += size) await store().insertLedgerRows(rows.slice(i, i + size));
+    };
+
+    it('stores every field as given and answers it back', async () => {
+      const row = ledgerRow({ estimated: true, requestBytes: 3_000_000_000, costNanos: 4_503_599_627_370_496, status: 499, durationMs: 120_000 });
+      expect(await store().insertLedgerRows([row])).toBe(1);
+      expect((await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10 })).rows).toEqual([row]);
+    });
+
+    it('inserts a request id once: a repeated or overlapping batch counts only new rows', async () => {
+      const batch = [ledgerRow({ requestId: 'a' }), ledgerRow({ requestId: 'b' }), ledgerRow({ requestId: 'c' })];
+      expect(await store().insertLedgerRows(batch)).toBe(3);
+      expect(await store().insertLedgerRows(batch)).toBe(0);
+      expect(await store().insertLedgerRows([batch[0]!, ledgerRow({ requestId: 'd', costNanos: 1 }), ledgerRow({ requestId: 'd', costNanos: 2 })])).toBe(1);
+      expect(await store().insertLedgerRows([])).toBe(0);
+      expect(await store().aggregateUsage({ from: '2025-01-15', to: '2025-01-15' })).toEqual([
+        { team: 'team-a', project: 'prod', ...sums(4, 400, 80, 480, 3 * 9_400 + 1) },
+      ]);
+    });
+
+    it('refuses a non-integer cost (sums must stay exact)', async () => {
+      expect(await rejection(store().insertLedgerRows([ledgerRow({ costNanos: 1.5 })]))).toBeInstanceOf(RangeError);
+    });
+
+    it('sums per team and project over inclusive UTC days, in code-unit order', async () => {
+      await store().insertLedgerRows(USAGE);
+      expect(await store().aggregateUsage(FEBRUARY)).toEqual([
+        { team: 'team-B', project: 'prod', ...sums(1, 7, 3, 10, 9_007_199_254) },
+        { team: 'team-a', project: 'dev', ...sums(1, 10, 10, 20, 1) },
+        { team: 'team-a', project: 'prod', ...sums(3, 150, 25, 175, 1_111_111_110_110) },
+      ]);
+      expect(await store().aggregateUsage({ from: '2025-03-01', to: '2025-03-31' })).toEqual([{ team: 'team-a', project: 'prod', ...sums(1, 1000, 1000, 2000, 5) }]);
+      expect(await store().aggregateUsage({ from: '2025-04-01', to: '2025-04-30' })).toEqual([]);
+    });
+
+    it.each<[string, UsageAggregate[]]>([
+      ['model', [
+        { team: 'team-a', project: 'prod', model: QWEN, ...sums(2, 100, 20, 120, 123_456_789_012) },
+        { team: 'team-a', project: 'prod', model: FT, ...sums(1, 50, 5, 55, 987_654_321_098) },
+      ]],
+      ['key', [
+        { team: 'team-a', project: 'prod', key: 'k1', ...sums(2, 100, 20, 120, 123_456_789_012) },
+        { team: 'team-a', project: 'prod', key: 'k2', ...sums(1, 50, 5, 55, 987_654_321_098) },
+      ]],
+      ['day', [
+        { team: 'team-a', project: 'prod', day: '2025-01-31', ...sums(2, 100, 20, 120, 123_456_789_012) },
+        { team: 'team-a', project: 'prod', day: '2025-02-01', ...sums(1, 50, 5, 55, 987_654_321_098) },
+      ]],
+      ['month', [
+        { team: 'team-a', project: 'prod', month: '2025-01', ...sums(2, 100, 20, 120, 123_456_789_012) },
+        { team: 'team-a', project: 'prod', month: '2025-02', ...sums(1, 50, 5, 55, 987_654_321_098) },
+      ]],
+      ['route', [
+        { team: 'team-a', project: 'prod', route: 'GET /v1/models', ...sums(1, 0, 0, 0, 0) },
+        { team: 'team-a', project: 'prod', route: `POST ${CHAT}`, ...sums(2, 150, 25, 175, 1_111_111_110_110) },
+      ]],
+    ])('groups by %s (UTC days and months)', async (groupBy, expected) => {
+      await store().insertLedgerRows(USAGE);
+      const answer = await store().aggregateUsage({ ...FEBRUARY, team: 'team-a', project: 'prod', groupBy: groupBy as 'model' });
+      expect(answer).toEqual(expected);
+    });
+
+    it('filters aggregates by key, and sorts the group dimension within each team and project', async () => {
+      await store().insertLedgerRows(USAGE);
+      expect(await store().aggregateUsage({ ...FEBRUARY, key: 'k1', groupBy: 'day' })).toEqual([
+        { team: 'team-a', project: 'dev', day: '2025-02-15', ...sums(1, 10, 10, 20, 1) },
+        { team: 'team-a', project: 'prod', day: '2025-01-31', ...sums(2, 100, 20, 120, 123_456_789_012) },
+      ]);
+      expect((await store().aggregateUsage({ from: '2025-01-01', to: '2025-03-31', groupBy: 'month' })).map((a) => `${a.team}/${a.project} ${a.month}`)).toEqual([
+        'team-B/prod 2025-02',
+        'team-a/dev 2025-02',
+        'team-a/prod 2025-01',
+        'team-a/prod 2025-02',
+        'team-a/prod 2025-03',
+      ]);
+    });
+
+    it('pages through 2,500 rows 1,000 at a time: each row once, in time order', async () => {
+      const rows = manyRows();
+      await insertInBatches(rows, 500);
+      await store().insertLedgerRows([ledgerRow({ requestId: 'outside', at: '2025-05-02T00:00:00.000Z' })]);
+      const seen: LedgerRow[] = [];
+      const pages: Array<[number, boolean]> = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await store().pageLedger({ from: '2025-05-01', to: '2025-05-01', limit: 1000, ...(after ? { after } : {}) });
+        pages.push([page.rows.length, page.hasMore]);
+        seen.push(...page.rows);
+        if (!page.hasMore) break;
+        after = page.lastId!;
+      }
+      expect(pages).toEqual([[1000, true], [1000, true], [500, false]]);
+      expect(seen).toEqual([...rows].sort(timeOrder));
+    });
+
+    it('pages one team by keyset, and answers an empty last page with no cursor', async () => {
+      await insertInBatches(manyRows());
+      const teamA = manyRows().filter((r) => r.team === 'team-a').sort(timeOrder);
+      const first = await store().pageLedger({ from: '2025-05-01', to: '2025-05-01', team: 'team-a', project: 'prod', key: 'key-1', limit: 1000 });
+      const second = await store().pageLedger({ from: '2025-05-01', to: '2025-05-01', team: 'team-a', limit: 1000, after: first.lastId! });
+      expect([first.hasMore, second.hasMore, second.rows.length]).toEqual([true, false, 250]);
+      expect([...first.rows, ...second.rows]).toEqual(teamA);
+      const empty = await store().pageLedger({ from: '2025-05-02', to: '2025-05-03', limit: 1 });
+      expect(empty).toEqual({ rows: [], hasMore: false, lastId: null });
+    });
+
+    it('refuses a foreign cursor and a limit outside 1..1000', async () => {
+      const page = { from: '2025-05-01', to: '2025-05-01' };
+      expect(await rejection(store().pageLedger({ ...page, limit: 10, after: 'bm90LWEtY3Vyc29y' }))).toBeInstanceOf(InvalidCursorError);
+      expect(await rejection(store().pageLedger({ ...page, limit: 0 }))).toBeInstanceOf(RangeError);
+      expect(await rejection(store().pageLedger({ ...page, limit: 1001 }))).toBeInstanceOf(RangeError);
+    });
+
+    it('deletes rows older than the retention instant, chunk after chunk', async () => {
+      const old = Array.from({ length: 12_345 }, (_, i) => ledgerRow({ requestId: `old-${i}`, at: new Date(Date.parse('2024-12-01T00:00:00.000Z') + i * 1000).toISOString() }));
+      await insertInBatches(old);
+      await store().insertLedgerRows(USAGE);
+      expect(await store().deleteLedgerBefore('2025-02-01T00:00:00.000Z')).toBe(12_345 + 2);
+      expect(await store().deleteLedgerBefore('2025-02-01T00:00:00.000Z')).toBe(0);
+      const left = await store().pageLedger({ from: '2024-01-01', to: '2025-12-31', limit: 100 });
+      expect(left.rows.map((r) => r.requestId)).toEqual(['r2', 'r4', 'r5', 'r6']);
+    });
+  });
+}

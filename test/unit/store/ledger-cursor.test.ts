@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidCursorError } from '../../../src/store/index.js';
+import { decodeCursor, encodeCursor } from '../../../src/store/ledger-cursor.js';
+
+describe('ledger cursor', () => {
+  it('round-trips a position, opaque to the client', () => {
+    const cursor = encodeCursor({ at: '2025-05-01T00:00:01.000Z', requestId: 'req-7' });
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(decodeCursor(cursor)).toEqual({ at: '2025-05-01T00:00:01.000Z', requestId: 'req-7' });
+  });
+
+  it.each([
+    ['not base64 JSON', 'bm90LWEtY3Vyc29y'],
+    ['a wrong shape', Buffer.from('{"at":"x"}').toString('base64url')],
+    ['a bad instant', Buffer.from('["yesterday","r"]').toString('base64url')],
+    ['garbage', '%%%'],
+  ])('refuses %s with InvalidCursorError', (_, cursor) => {
+    expect(() => decodeCursor(cursor)).toThrow(InvalidCursorError);
+  });
+});
