@@ -18,11 +18,10 @@ import {
   type Upstream,
   type UpstreamName,
 } from '../proxy/index.js';
-import { renderValidationBody, validateChatBody } from '../validation/index.js';
+import { estimateChatTokens, renderValidationBody, validateChatBody } from '../validation/index.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange } from './exchange.js';
 import { RouteMetricsCache } from './route-metrics.js';
-import { estimateChatTokens } from './token-estimate.js';
 
 /** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
 export interface PipelineDeps extends CompletionDeps {

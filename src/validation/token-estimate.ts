@@ -3,13 +3,23 @@
  * plus the requested completion budget, else the configured default. Settled to real usage later.
  */
 export function estimateChatTokens(body: Record<string, unknown>, defaultCompletionTokens: number): number {
+  return tokensForPrompt(promptCharacters(body), body, defaultCompletionTokens);
+}
+
+/** The estimate of estimateChatTokens once the prompt's characters are counted. */
+export function tokensForPrompt(promptChars: number, body: Record<string, unknown>, defaultCompletionTokens: number): number {
+  const completion = completionBudget(body) ?? defaultCompletionTokens;
+  return Math.ceil(promptChars / 4) + completion;
+}
+
+/** Characters of the prompt: every message's content (strings, or the text parts of content arrays). */
+export function promptCharacters(body: Record<string, unknown>): number {
   let promptChars = 0;
   const messages = body.messages;
   if (Array.isArray(messages)) {
     for (const message of messages) promptChars += contentLength((message as Record<string, unknown>).content);
   }
-  const completion = completionBudget(body) ?? defaultCompletionTokens;
-  return Math.ceil(promptChars / 4) + completion;
+  return promptChars;
 }
 
 function completionBudget(body: Record<string, unknown>): number | undefined {
