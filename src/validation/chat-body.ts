@@ -1,7 +1,8 @@
 import { MAX_DETAIL_ITEMS } from './bounds.js';
 import { detailItem, type ValidationDetail } from './detail.js';
 import { decodeJsonText, isJsonContentType } from './json-text.js';
-import { decodePythonJson } from './python-json-decoder.js';
+import { jsonParseKeepsPythonValues } from './python-exact-parse.js';
+import { decodePythonJson, pythonJsonError } from './python-json-decoder.js';
 import { toJsValue, type PyDict, type PyValue } from './python-value.js';
 
 /** A chat body that passed validation; every other property is kept as sent. */
@@ -52,43 +53,52 @@ class DetailCollector {
   }
 }
 
+/** A JSON object as either decoder holds it: Python's (a Map) or JSON.parse's. */
+type AnyDict = PyDict | Record<string, unknown>;
+
+function isDict(value: unknown): value is AnyDict {
+  return value instanceof Map || (isPlainObject(value) && Object.getPrototypeOf(value) === Object.prototype);
+}
+
+function fieldOf(dict: AnyDict, key: string): unknown {
+  if (dict instanceof Map) return dict.get(key);
+  return Object.hasOwn(dict, key) ? dict[key] : undefined;
+}
+
 /**
  * What pydantic reports for `ChatCompletionRequest(model: str, messages: list[dict],
- * extra='allow')` validated from `body` (FastAPI passes from_attributes=True, hence
- * model_attributes_type for non-objects). `js` is the same value as plain JS data.
+ * extra='allow')` validated from `exact`, the body as Python holds it (or JSON.parse's value
+ * where that is the same: see python-exact-parse.ts). FastAPI passes from_attributes=True,
+ * hence model_attributes_type for non-objects. `js` is the same body as plain JS data.
  */
-function chatBodyErrors(body: PyValue, js: unknown): DetailCollector {
+function chatBodyErrors(exact: unknown, js: unknown): DetailCollector {
   const errors = new DetailCollector();
-  if (body === null) {
+  if (exact === null) {
     errors.add(() => detailItem('missing', ['body'], MISSING, null, null));
-  } else if (!(body instanceof Map)) {
-    errors.add(() => detailItem('model_attributes_type', ['body'], NOT_AN_OBJECT, js, body));
+  } else if (!isDict(exact)) {
+    errors.add(() => detailItem('model_attributes_type', ['body'], NOT_AN_OBJECT, js, exact));
   } else {
-    modelErrors(body, js as Record<string, unknown>, errors);
-    messagesErrors(body, js as Record<string, unknown>, errors);
+    fieldErrors(exact, js as Record<string, unknown>, errors);
   }
   return errors;
 }
 
-function modelErrors(body: PyDict, fields: Record<string, unknown>, errors: DetailCollector): void {
-  const model = body.get('model');
+function fieldErrors(exact: AnyDict, fields: Record<string, unknown>, errors: DetailCollector): void {
+  const model = fieldOf(exact, 'model');
   if (model === undefined) {
-    errors.add(() => detailItem('missing', ['body', 'model'], MISSING, fields, body));
+    errors.add(() => detailItem('missing', ['body', 'model'], MISSING, fields, exact));
   } else if (typeof model !== 'string') {
     errors.add(() => detailItem('string_type', ['body', 'model'], 'Input should be a valid string', fields['model'], model));
   }
-}
-
-function messagesErrors(body: PyDict, fields: Record<string, unknown>, errors: DetailCollector): void {
-  const messages = body.get('messages');
+  const messages = fieldOf(exact, 'messages');
   if (messages === undefined) {
-    errors.add(() => detailItem('missing', ['body', 'messages'], MISSING, fields, body));
+    errors.add(() => detailItem('missing', ['body', 'messages'], MISSING, fields, exact));
   } else if (!Array.isArray(messages)) {
     errors.add(() => detailItem('list_type', ['body', 'messages'], 'Input should be a valid list', fields['messages'], messages));
   } else {
     const jsMessages = fields['messages'] as unknown[];
-    messages.forEach((message, i) => {
-      if (message instanceof Map) return;
+    messages.forEach((message: unknown, i) => {
+      if (isDict(message)) return;
       errors.add(() => detailItem('dict_type', ['body', 'messages', i], 'Input should be a valid dictionary', jsMessages[i], message));
     });
   }
@@ -135,17 +145,26 @@ export function validateChatBodyCountingErrors(raw: Buffer, contentType: string 
   const text = decodeJsonText(raw);
   const parsed = parseJson(text);
   if (isChatBody(parsed)) return { ok: true, body: parsed };
-
-  // Error path: re-read with Python's decoder for its message, position and exact values.
-  const decoded = decodePythonJson(text);
-  if (!decoded.ok) {
-    const error = { error: decoded.msg };
-    errors.add(() => detailItem('json_invalid', ['body', decoded.pos], 'JSON decode error', {}, new Map(), error));
-    return failure(errors);
+  if (parsed === NOT_PARSED) {
+    // Python's message and position, found without keeping values (a body may hold millions).
+    const error = pythonJsonError(text);
+    if (error !== undefined) {
+      errors.add(() => detailItem('json_invalid', ['body', error.pos], 'JSON decode error', {}, new Map(), { error: error.msg }));
+      return failure(errors);
+    }
   }
-  const js = parsed === NOT_PARSED ? toJsValue(decoded.value) : parsed;
-  const found = chatBodyErrors(decoded.value, js);
+  // JSON of the wrong shape (or read by Python only): errors name values as Python holds them.
+  const exact = parsed !== NOT_PARSED && jsonParseKeepsPythonValues(text) ? parsed : pythonValueOf(text);
+  const js = parsed === NOT_PARSED ? toJsValue(exact as PyValue) : parsed;
+  const found = chatBodyErrors(exact, js);
   return found.count === 0 ? { ok: true, body: js as ChatBody } : failure(found);
+}
+
+/** Python's value of text it reads. */
+function pythonValueOf(text: string): PyValue {
+  const decoded = decodePythonJson(text);
+  if (!decoded.ok) throw new Error(`Python's decoder refused JSON it had accepted: ${decoded.msg} at ${decoded.pos}`);
+  return decoded.value;
 }
 
 /**
