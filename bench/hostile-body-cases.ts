@@ -1,3 +1,5 @@
+import { INLINE_BOUNDS } from '../src/validation/chat-body-checker.js';
+
 /**
  * Request bodies that used to hold up the event loop or answer huge 422s (security review),
  * and two ordinary ones for comparison. Shared by bench/hostile-bodies.ts and the tests.
@@ -45,6 +47,28 @@ export function hostileBodies(): BodyCase[] {
 export function ordinaryBodies(): BodyCase[] {
   return [
     { name: '2 KB chat', body: textChat(2 * 1024), contentType: JSON_TYPE },
-    { name: '200 KB chat of text', body: textChat(200 * 1024), contentType: JSON_TYPE },
+    { name: '100 KB chat of text', body: textChat(100 * 1024), contentType: JSON_TYPE },
+  ];
+}
+
+/** `{"model":"m","messages":[...],"x":[unit,unit,...]}` grown to just under the inline size bound. */
+function filledToInlineBound(messages: string, unit: string, extra = ''): Buffer {
+  const head = `{"model":"m","messages":[${messages}]${extra},"x":[`;
+  const count = Math.floor((INLINE_BOUNDS.inlineMaxBytes - head.length - 2) / (unit.length + 1));
+  return Buffer.from(`${head}${Array(count).fill(unit).join(',')}]}`);
+}
+
+/** The costliest bodies the event loop still takes (just inside every bound of INLINE_BOUNDS). */
+export function inlineEdgeBodies(): BodyCase[] {
+  const structures = INLINE_BOUNDS.parse.maxStructures - 16;
+  const keys = Array.from({ length: structures }, (_, i) => `"k${i}":1`).join(',');
+  const deep = INLINE_BOUNDS.parse.maxDepth - 4;
+  return [
+    { name: 'edge: numbers', body: filledToInlineBound('', '1'), contentType: JSON_TYPE },
+    { name: 'edge: short strings', body: filledToInlineBound('', '"a"'), contentType: JSON_TYPE },
+    { name: 'edge: floats', body: filledToInlineBound('', '1.5e300'), contentType: JSON_TYPE },
+    { name: `edge: ${structures} keys in one object`, body: filledToInlineBound('', '1', `,"o":{${keys}}`), contentType: JSON_TYPE },
+    { name: `edge: ${structures} empty objects`, body: filledToInlineBound(Array(structures).fill('{}').join(','), '1'), contentType: JSON_TYPE },
+    { name: `edge: ${deep} levels deep`, body: filledToInlineBound('', '1', `,"d":${'['.repeat(deep)}1${']'.repeat(deep)}`), contentType: JSON_TYPE },
   ];
 }

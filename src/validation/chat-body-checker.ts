@@ -14,7 +14,7 @@ export interface ChatBodyChecker {
 }
 
 export interface ChatBodyCheckerOptions extends ChatFactSettings {
-  /** Bodies larger than this always go to a worker (default 256 KiB). */
+  /** Bodies larger than this always go to a worker (default 128 KiB). */
   readonly inlineMaxBytes?: number;
   /** Worker threads, started on first need (default: the cores less one, at least one). */
   readonly workers?: number;
@@ -23,16 +23,18 @@ export interface ChatBodyCheckerOptions extends ChatFactSettings {
 }
 
 /*
- * Where a body is checked. Up to SMALL_BODY_BYTES, always on the event loop: even the worst
+ * Where a body is checked. Up to smallBodyBytes, always on the event loop: even the worst
  * shapes take a few milliseconds there, and this is every ordinary chat request. Up to
  * inlineMaxBytes, a scan of the structure (strings skipped natively) keeps only bodies that
  * JSON.parse reads quickly, and only their happy path: a failure is worked out in a worker,
  * where Python's decoder (up to 250 ns a byte) and the 422 cannot hold up other requests.
- * Measured in src/validation/README.md.
+ * The worst shapes within these bounds take under 10 ms warm (src/validation/README.md).
  */
-const SMALL_BODY_BYTES = 16 * 1024;
-const DEFAULT_INLINE_MAX_BYTES = 256 * 1024;
-const INLINE_PARSE_LIMITS: ParseCostLimits = { maxStructures: 8192, maxDepth: 64 };
+export const INLINE_BOUNDS = {
+  smallBodyBytes: 16 * 1024,
+  inlineMaxBytes: 128 * 1024,
+  parse: { maxStructures: 8192, maxDepth: 64 } satisfies ParseCostLimits,
+} as const;
 const DEFAULT_WORKER_HEAP_MB = 512;
 
 function wholeNumber(name: string, value: number, min: number): number {
@@ -53,8 +55,8 @@ function chatWorkerUrl(): URL {
  */
 export function createChatBodyChecker(options: ChatBodyCheckerOptions): ChatBodyChecker {
   const settings: ChatFactSettings = { defaultCompletionTokens: options.defaultCompletionTokens, forceStreamUsage: options.forceStreamUsage };
-  const inlineMaxBytes = wholeNumber('inlineMaxBytes', options.inlineMaxBytes ?? DEFAULT_INLINE_MAX_BYTES, 0);
-  const smallBodyBytes = Math.min(SMALL_BODY_BYTES, inlineMaxBytes);
+  const inlineMaxBytes = wholeNumber('inlineMaxBytes', options.inlineMaxBytes ?? INLINE_BOUNDS.inlineMaxBytes, 0);
+  const smallBodyBytes = Math.min(INLINE_BOUNDS.smallBodyBytes, inlineMaxBytes);
   const workers = wholeNumber('workers', options.workers ?? Math.max(1, availableParallelism() - 1), 1);
   const heapMb = wholeNumber('workerHeapMb', options.workerHeapMb ?? DEFAULT_WORKER_HEAP_MB, 16);
   const url = chatWorkerUrl();
@@ -65,7 +67,9 @@ export function createChatBodyChecker(options: ChatBodyCheckerOptions): ChatBody
   const checkInWorker = async (raw: Buffer, contentType: string | undefined): Promise<ChatBodyCheck> => {
     // One copy, made when a worker takes the job, transferred to it; `raw` stays the caller's.
     const reply = await pool.run(() => {
-      const bytes = new Uint8Array(raw);
+      // allocUnsafeSlow: an ArrayBuffer of its own (transferable), not zero-filled before the copy.
+      const bytes = Buffer.allocUnsafeSlow(raw.length);
+      raw.copy(bytes);
       return { message: { bytes, contentType }, transfer: [bytes.buffer] };
     });
     if ('failure' in reply) throw new WorkerPoolError(`the chat body check failed in a worker: ${reply.failure}`);
@@ -75,7 +79,7 @@ export function createChatBodyChecker(options: ChatBodyCheckerOptions): ChatBody
   return {
     check(raw, contentType) {
       if (raw.length <= smallBodyBytes) return checkChatBodyNow(raw, contentType, settings);
-      if (raw.length > inlineMaxBytes || !isCheapToParse(raw, INLINE_PARSE_LIMITS)) return checkInWorker(raw, contentType);
+      if (raw.length > inlineMaxBytes || !isCheapToParse(raw, INLINE_BOUNDS.parse)) return checkInWorker(raw, contentType);
       return checkValidChatBodyNow(raw, contentType, settings) ?? checkInWorker(raw, contentType);
     },
     close: () => pool.close(),

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { hostileBodies, ordinaryBodies } from '../../../bench/hostile-body-cases.js';
+import { hostileBodies, inlineEdgeBodies, ordinaryBodies } from '../../../bench/hostile-body-cases.js';
 import { forceStreamUsage } from '../../../src/metering/index.js';
 import {
   createChatBodyChecker,
@@ -74,8 +74,8 @@ describe('ChatBodyChecker: ordinary bodies are checked synchronously on the even
     expect(checkNow(onLoop, raw)).toEqual({ ok: false, body: renderValidationBody(validation.detail), errorCount: 3 });
   });
 
-  for (const { name, body, contentType } of ordinaryBodies()) {
-    it(`keeps a ${name} on the event loop`, () => {
+  for (const { name, body, contentType } of [...ordinaryBodies(), ...inlineEdgeBodies()]) {
+    it(`keeps a body on the event loop: ${name}`, () => {
       const result = onLoop.check(body, contentType);
       expect(result).not.toBeInstanceOf(Promise);
       // Identity, not deep equality: the very bytes received are forwarded.
