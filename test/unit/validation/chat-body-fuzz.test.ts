@@ -13,7 +13,7 @@ import {
 import { ECHO_BUDGET_BYTES } from '../../../src/validation/bounds.js';
 import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/validation/python-json-encoder.js';
 import { stringifyWithoutRecursion } from '../../../src/validation/stack-safe-stringify.js';
-import { unboundedAnswer } from './reference/unbounded-validation.js';
+import { unboundedAnswer } from '../../../bench/baseline/unbounded-validation.js';
 
 // Property-based checks of the chat body checker over arbitrary bytes and JSON texts (chat
 // shaped or not, Python-only number forms, unicode, deep nesting, corrupted). Runs are bounded
