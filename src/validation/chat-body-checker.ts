@@ -31,7 +31,7 @@ export interface ChatBodyCheckerOptions extends ChatFactSettings {
  * The worst shapes within these bounds take under 10 ms warm (src/validation/README.md).
  */
 export const INLINE_BOUNDS = {
-  smallBodyBytes: 16 * 1024,
+  smallBodyBytes: 8 * 1024,
   inlineMaxBytes: 128 * 1024,
   parse: { maxStructures: 8192, maxDepth: 64 } satisfies ParseCostLimits,
 } as const;

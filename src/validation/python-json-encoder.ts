@@ -8,6 +8,10 @@ import { PyFloat, PyInt } from './python-value.js';
  */
 export function pythonFloatRepr(x: number): string {
   if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const magnitude = Math.abs(x);
+  // Where both write fixed notation (JS from 1e-7, Python from 1e-4, both below 1e16) the
+  // digits agree, and only Python's `.0` on integral values differs: the common case, fast.
+  if (magnitude >= 1e-4 && magnitude < 1e16) return Number.isInteger(x) ? `${x}.0` : String(x);
   const [mantissa = '', exponent = '0'] = x.toExponential().split('e');
   const sign = mantissa.startsWith('-') ? '-' : '';
   const digits = mantissa.replace('-', '').replace('.', '');

@@ -13,7 +13,9 @@ import {
 import { ECHO_BUDGET_BYTES } from '../../../src/validation/bounds.js';
 import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/validation/python-json-encoder.js';
 import { stringifyWithoutRecursion } from '../../../src/validation/stack-safe-stringify.js';
+import { renderFastApiJson as renderFastApiJsonBefore } from '../../../bench/baseline/unbounded-json-encoder.js';
 import { unboundedAnswer } from '../../../bench/baseline/unbounded-validation.js';
+import { PyFloat } from '../../../src/validation/python-value.js';
 
 // Property-based checks of the chat body checker over arbitrary bytes and JSON texts (chat
 // shaped or not, Python-only number forms, unicode, deep nesting, corrupted). Runs are bounded
@@ -208,6 +210,18 @@ describe('stringifyWithoutRecursion under property-based fuzzing', () => {
         expect(stringifyWithoutRecursion(value)).toBe(JSON.stringify(value));
       }),
       { numRuns: runs(1000) },
+    );
+  }, TIMEOUT);
+});
+
+describe('pythonFloatRepr under property-based fuzzing', () => {
+  it('renders every double as before its fixed-notation shortcut', () => {
+    const doubles = fc.oneof(fc.double(), fc.double({ min: 1e-5, max: 1e17 }), fc.integer().map((n) => n * 1.0));
+    fc.assert(
+      fc.property(doubles, (x) => {
+        expect(renderFastApiJson(new PyFloat(x))).toBe(renderFastApiJsonBefore(new PyFloat(x)));
+      }),
+      { numRuns: runs(5000) },
     );
   }, TIMEOUT);
 });
