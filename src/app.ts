@@ -11,6 +11,7 @@ import { createV1Handler } from './pipeline/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { BufferBudget, createRouteTable, createUpstream, resolveRoute, type Upstream, type UpstreamName } from './proxy/index.js';
 import { connectRedis, type RedisConnection } from './redis/index.js';
+import { createChatBodyChecker } from './validation/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
 const STORE_CONNECT_WAIT_MS = 3000;
@@ -94,7 +95,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // What both the /v1 pipeline and the operations app are built from.
   const services = { config, authenticator, limiter, usageStore, metrics, logger };
   const prices = createPriceBook(config.metering.prices);
-  const v1 = createV1Handler({ ...services, upstreams, bufferBudget, prices });
+  const chatChecker = createChatBodyChecker({
+    defaultCompletionTokens: config.rateLimits.defaultCompletionTokens,
+    forceStreamUsage: config.metering.forceStreamUsage,
+  });
+  const v1 = createV1Handler({ ...services, upstreams, bufferBudget, prices, chatChecker });
   const metricsHandler = createMetricsEndpoint(metrics, config.metrics.bearerToken);
   let draining = false;
 
@@ -156,7 +161,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       // the deadline, so the whole shutdown fits in one grace period.
       await settleWithin(v1.idle(), Math.max(COMPLETION_FLOOR_MS, deadline - Date.now()));
       await settleWithin(usageStore.flush(), deadline - Date.now());
-      await Promise.allSettled([usageStore.close(), limiter.close()]);
+      await Promise.allSettled([usageStore.close(), limiter.close(), chatChecker.close()]);
       for (const connection of connections) connection.disconnect();
       for (const upstream of Object.values(upstreams)) upstream.close();
     },

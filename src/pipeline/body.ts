@@ -2,11 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Stream } from 'node:stream';
 import type { Config } from '../config/index.js';
 import { ValidationError } from '../errors.js';
-import { createResponseTap, forceStreamUsage, type ResponseTap } from '../metering/index.js';
+import { createResponseTap, type ResponseTap } from '../metering/index.js';
 import { assertDeclaredLength, BodyLimitCounter, BufferBudget, BufferedBody, readBody, type RouteSpec } from '../proxy/index.js';
-import { renderValidationBody, validateChatBody } from '../validation/index.js';
+import type { ChatBodyChecker } from '../validation/index.js';
 import type { ChatTerms } from './exchange.js';
-import { estimateChatTokens } from './token-estimate.js';
 
 /** What the request carries upstream once the gateway has looked at its body. */
 export interface PreparedBody {
@@ -28,24 +27,23 @@ const NO_TAP = (): undefined => undefined;
 const NOTHING_HELD = (): void => undefined;
 const NO_BODY: PreparedBody = { open: () => undefined, tap: NO_TAP, release: NOTHING_HELD };
 
-/** The settings the body steps read, taken from config once, and the shared memory budget. */
+/** The settings the body steps read, taken from config once; the shared memory budget and chat checker. */
 export interface BodySettings {
   readonly bodyLimit: number;
   readonly streamBodyLimit: number;
   readonly idleMs: number;
   readonly budget: BufferBudget;
-  readonly defaultCompletionTokens: number;
-  readonly forceStreamUsage: boolean;
+  /** Validates a chat body, estimates its tokens and forces stream usage (off the event loop when costly). */
+  readonly checker: ChatBodyChecker;
 }
 
-export function bodySettings(config: Config, budget: BufferBudget): BodySettings {
+export function bodySettings(config: Config, budget: BufferBudget, checker: ChatBodyChecker): BodySettings {
   return {
     bodyLimit: config.server.bodyLimit,
     streamBodyLimit: config.server.streamBodyLimit,
     idleMs: config.server.bodyIdleTimeoutMs,
     budget,
-    defaultCompletionTokens: config.rateLimits.defaultCompletionTokens,
-    forceStreamUsage: config.metering.forceStreamUsage,
+    checker,
   };
 }
 
@@ -66,26 +64,37 @@ export async function prepareBody(route: RouteSpec, req: IncomingMessage, settin
 /**
  * A chat body: read whole, validated as the backend would (422), and forwarded as the
  * original bytes — plus `include_usage` when the gateway must meter a stream that did not ask.
+ * An ordinary body is checked right here; a costly one (large, deeply nested) in a worker, so
+ * no body holds up the other requests.
  */
 async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Promise<PreparedBody> {
   const { bytes: raw, release } = await readBody(req, { limit: settings.bodyLimit, idleMs: settings.idleMs, budget: settings.budget });
-  const validation = validateChatBody(raw, req.headers['content-type']);
-  if (!validation.ok) {
+  let check;
+  try {
+    check = settings.checker.check(raw, req.headers['content-type']);
+    if (check instanceof Promise) check = await check;
+  } catch (err) {
     release();
-    throw new ValidationError(renderValidationBody(validation.detail));
+    throw err;
   }
-  const { bytes, forced } = settings.forceStreamUsage ? forceStreamUsage(raw, validation.body) : { bytes: raw, forced: false };
+  if (!check.ok) {
+    release();
+    throw new ValidationError(check.body);
+  }
+  const { facts } = check;
   // Usage is read from the response body: it must arrive uncompressed to be metered.
   req.headers['accept-encoding'] = 'identity';
-  // The parser consumed the client's stream: re-send the original bytes with their exact length
-  // (a chunked request's transfer-encoding, hop-by-hop, is dropped when forwarding).
-  req.headers['content-length'] = String(bytes.length);
-  const { estimatedTokens, promptChars } = estimateChatTokens(validation.body, settings.defaultCompletionTokens);
+  // The parser consumed the client's stream: re-send the bytes with their exact length (a
+  // chunked request's transfer-encoding, hop-by-hop, is dropped when forwarding).
+  req.headers['content-length'] = String(facts.forwardBytes.length);
   return {
-    chat: { model: validation.body.model, estimatedTokens, promptTokens: Math.ceil(promptChars / 4) },
-    open: () => new BufferedBody(bytes),
+    chat: { model: facts.model, estimatedTokens: facts.estimatedTokens, promptTokens: Math.ceil(facts.promptChars / 4) },
+    open: () => new BufferedBody(facts.forwardBytes),
     tap: (upstreamResponse) =>
-      createResponseTap(upstreamResponse.headers['content-type'], { dropUsageChunk: forced, contentEncoding: upstreamResponse.headers['content-encoding'] }),
+      createResponseTap(upstreamResponse.headers['content-type'], {
+        dropUsageChunk: facts.usageForced,
+        contentEncoding: upstreamResponse.headers['content-encoding'],
+      }),
     release,
   };
 }

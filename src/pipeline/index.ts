@@ -5,6 +5,7 @@ import type { Limiter } from '../limits/index.js';
 import { requestIdFor } from '../observability/index.js';
 import { resolveProject } from '../projects/index.js';
 import { CLIENT_FORWARDING_HEADERS, type BufferBudget, type RouteSpec, type Upstream, type UpstreamName } from '../proxy/index.js';
+import type { ChatBodyChecker } from '../validation/index.js';
 import { bodySettings, prepareBody } from './body.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange, type Caller, type ChatTerms } from './exchange.js';
@@ -19,6 +20,7 @@ export interface PipelineDeps extends CompletionDeps {
   readonly upstreams: Readonly<Record<UpstreamName, Upstream>>;
   /** Bytes of chat bodies held at once, across requests (`server.maxBufferedBytes`). */
   readonly bufferBudget: BufferBudget;
+  readonly chatChecker: ChatBodyChecker;
 }
 
 const NO_RESERVATION = { estimatedTokens: 0, estimatedCostNanos: 0 } as const;
@@ -37,7 +39,7 @@ export interface V1Handler {
 export function createV1Handler(deps: PipelineDeps): V1Handler {
   const { config, metrics } = deps;
   const projectHeader = config.metering.projectHeader.toLowerCase();
-  const bodies = bodySettings(config, deps.bufferBudget);
+  const bodies = bodySettings(config, deps.bufferBudget, deps.chatChecker);
   const fail = (exchange: Exchange, err: unknown): void => failExchange(exchange, err, deps);
   const forwarding: ForwardDeps = {
     metrics,

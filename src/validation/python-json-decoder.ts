@@ -164,11 +164,16 @@ function scanKey(s: string, idx: number): [string, number] {
   return [key, skipWhitespace(s, colon + 1)];
 }
 
+/** The frames pushed when only the syntax is checked: values are read but never kept. */
+const LIST_SYNTAX: OpenContainer = { list: [] };
+const DICT_SYNTAX: OpenContainer = { dict: new Map(), key: '' };
+
 /**
  * One JSON term starting at `start`, with containers handled on an explicit stack rather than
- * by recursion (a body may nest far deeper than the JS call stack allows).
+ * by recursion (a body may nest far deeper than the JS call stack allows). Without `build`,
+ * containers stay empty: only the syntax (and so the first error) is found, in little memory.
  */
-function scanValue(s: string, start: number): [PyValue, number] {
+function scanValue(s: string, start: number, build: boolean): [PyValue, number] {
   const open: OpenContainer[] = [];
   let idx = start;
   for (;;) {
@@ -179,10 +184,10 @@ function scanValue(s: string, start: number): [PyValue, number] {
       const close = c === '{' ? '}' : ']';
       if (s.charAt(idx) !== close) {
         if (c === '[') {
-          open.push({ list: [] });
+          open.push(build ? { list: [] } : LIST_SYNTAX);
         } else {
           const [key, valueIdx] = scanKey(s, idx);
-          open.push({ dict: new Map(), key });
+          open.push(build ? { dict: new Map(), key } : DICT_SYNTAX);
           idx = valueIdx;
         }
         continue;
@@ -196,8 +201,10 @@ function scanValue(s: string, start: number): [PyValue, number] {
     for (;;) {
       const parent = open[open.length - 1];
       if (parent === undefined) return [value, idx];
-      if ('list' in parent) parent.list.push(value);
-      else parent.dict.set(parent.key, value);
+      if (build) {
+        if ('list' in parent) parent.list.push(value);
+        else parent.dict.set(parent.key, value);
+      }
       idx = skipWhitespace(s, idx);
       const close = 'list' in parent ? ']' : '}';
       if (s.charAt(idx) === close) {
@@ -229,8 +236,21 @@ function codePointOffset(s: string, unitOffset: number): number {
 
 /** `json.loads(text)` for already decoded text: the value, or JSONDecodeError's msg and pos. */
 export function decodePythonJson(text: string): PythonJsonResult {
+  return scanText(text, true);
+}
+
+/**
+ * JSONDecodeError's msg and pos for `text`, or undefined when Python reads it. Keeps none of
+ * the values, so a 10 MB body of a million containers costs little memory.
+ */
+export function pythonJsonError(text: string): { readonly msg: string; readonly pos: number } | undefined {
+  const result = scanText(text, false);
+  return result.ok ? undefined : { msg: result.msg, pos: result.pos };
+}
+
+function scanText(text: string, build: boolean): PythonJsonResult {
   try {
-    const [value, end] = scanValue(text, skipWhitespace(text, 0));
+    const [value, end] = scanValue(text, skipWhitespace(text, 0), build);
     const rest = skipWhitespace(text, end);
     if (rest !== text.length) throw new DecodeError('Extra data', rest);
     return { ok: true, value };

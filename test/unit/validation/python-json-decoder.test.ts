@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderValidationBody, validateChatBody } from '../../../src/validation/index.js';
-import { decodePythonJson } from '../../../src/validation/python-json-decoder.js';
+import { decodePythonJson, pythonJsonError } from '../../../src/validation/python-json-decoder.js';
 import { PyFloat, PyInt } from '../../../src/validation/python-value.js';
 
 // Messages and positions are CPython 3.12's json.loads (checked against a real interpreter).
@@ -68,5 +68,19 @@ describe('decodePythonJson', () => {
     expect(decodePythonJson('['.repeat(depth))).toEqual({ ok: false, msg: 'Expecting value', pos: depth });
     const nested = decodePythonJson(`${'['.repeat(depth)}${']'.repeat(depth)}`);
     expect(nested.ok).toBe(true);
+  });
+});
+
+describe('pythonJsonError', () => {
+  it('finds decodePythonJson\'s message and position without keeping values', () => {
+    for (const text of ['{"a":[1,2,{"b":3}],}', '[1, 2', '{"a" 1}', `${'[{"k":'.repeat(1000)}x`, '"\\q"', '1 2']) {
+      const decoded = decodePythonJson(text);
+      expect(decoded.ok).toBe(false);
+      expect(pythonJsonError(text)).toEqual(decoded.ok ? undefined : { msg: decoded.msg, pos: decoded.pos });
+    }
+  });
+
+  it('answers undefined for text Python reads, NaN included', () => {
+    expect(pythonJsonError('{"a":[NaN,{"b":-Infinity}],"c":"d"}')).toBeUndefined();
   });
 });

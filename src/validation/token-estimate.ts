@@ -2,14 +2,24 @@
  * Tokens to reserve for a chat request before it is forwarded (SPEC 6.3): prompt characters / 4
  * plus the requested completion budget, else the configured default. Settled to real usage later.
  */
-export function estimateChatTokens(body: Record<string, unknown>, defaultCompletionTokens: number): { estimatedTokens: number; promptChars: number } {
+export function estimateChatTokens(body: Record<string, unknown>, defaultCompletionTokens: number): number {
+  return tokensForPrompt(promptCharacters(body), body, defaultCompletionTokens);
+}
+
+/** The estimate of estimateChatTokens once the prompt's characters are counted. */
+export function tokensForPrompt(promptChars: number, body: Record<string, unknown>, defaultCompletionTokens: number): number {
+  const completion = completionBudget(body) ?? defaultCompletionTokens;
+  return Math.ceil(promptChars / 4) + completion;
+}
+
+/** Characters of the prompt: every message's content (strings, or the text parts of content arrays). */
+export function promptCharacters(body: Record<string, unknown>): number {
   let promptChars = 0;
   const messages = body.messages;
   if (Array.isArray(messages)) {
     for (const message of messages) promptChars += contentLength((message as Record<string, unknown>).content);
   }
-  const completion = completionBudget(body) ?? defaultCompletionTokens;
-  return { estimatedTokens: Math.ceil(promptChars / 4) + completion, promptChars };
+  return promptChars;
 }
 
 function completionBudget(body: Record<string, unknown>): number | undefined {

@@ -1,0 +1,56 @@
+import { forceStreamUsage, type ForcedBody } from '../metering/force-stream-usage.js';
+import type { ChatBody } from './chat-body.js';
+import { stringifyWithoutRecursion } from './stack-safe-stringify.js';
+import { promptCharacters, tokensForPrompt } from './token-estimate.js';
+
+/** What the pipeline needs to know of a valid chat body, so that the parsed body never leaves the check. */
+export interface ChatFacts {
+  readonly model: string;
+  /** Tokens to reserve before forwarding (SPEC 6.3): estimateChatTokens of the body. */
+  readonly estimatedTokens: number;
+  /** Prompt characters counted (for later estimates of aborted streams). */
+  readonly promptChars: number;
+  readonly stream: boolean;
+  /** The bytes to forward: the original bytes, or with include_usage added as forceStreamUsage() adds it. */
+  readonly forwardBytes: Buffer;
+  /** True when include_usage was added by the gateway (the usage-only SSE event is then cut from the client's stream). */
+  readonly usageForced: boolean;
+}
+
+/** How facts are worked out: fixed when the checker is built. */
+export interface ChatFactSettings {
+  readonly defaultCompletionTokens: number;
+  readonly forceStreamUsage: boolean;
+}
+
+/**
+ * forceStreamUsage(), which re-serialises with JSON.stringify when the body already has
+ * stream_options; a body nested too deep for JSON.stringify's recursion gets the same text
+ * from a serialiser without recursion rather than failing the request.
+ */
+function forcedBody(raw: Buffer, body: ChatBody): ForcedBody {
+  try {
+    return forceStreamUsage(raw, body);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    const options = body.stream_options;
+    const isObject = typeof options === 'object' && options !== null && !Array.isArray(options);
+    // The same object forceStreamUsage builds: stream_options keeps its place, include_usage last.
+    const rewritten = { ...body, stream_options: { ...(isObject ? options : {}), include_usage: true } };
+    return { bytes: Buffer.from(stringifyWithoutRecursion(rewritten)), forced: true };
+  }
+}
+
+/** The facts of a chat body that passed validation; `raw` is the body as received. */
+export function chatFactsOf(raw: Buffer, body: ChatBody, settings: ChatFactSettings): ChatFacts {
+  const promptChars = promptCharacters(body);
+  const { bytes, forced } = settings.forceStreamUsage ? forcedBody(raw, body) : { bytes: raw, forced: false };
+  return {
+    model: body.model,
+    estimatedTokens: tokensForPrompt(promptChars, body, settings.defaultCompletionTokens),
+    promptChars,
+    stream: body.stream === true,
+    forwardBytes: bytes,
+    usageForced: forced,
+  };
+}
