@@ -188,9 +188,9 @@ export interface DurableStore {
    * not exist or is revoked.
    */
   rotateKey(id: string, newSha256: string, previousValidUntil: string | null): Promise<ApiKeyRecord | undefined>;
-  /** Revokes for good and deletes the secrets; false when unknown or revoked already. */
+  /** Revokes for good (its secrets stay its own, refused as revoked); false when unknown or revoked already. */
   revokeKey(id: string): Promise<boolean>;
-  /** Every key with its secrets still valid (revoked keys with none), for the key cache. */
+  /** Every key with its secrets still valid (a revoked key with the ones it had), for the key cache. */
   loadKeys(): Promise<StoredKey[]>;
   loadKey(id: string, options?: ReadOptions): Promise<StoredKey | undefined>;
 

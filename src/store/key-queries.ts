@@ -106,7 +106,11 @@ export async function rotateSecret(
   return record;
 }
 
-/** Marks revoked (the row stays, so the id is never reused) and deletes every secret. */
+/**
+ * Marks revoked for good. The row stays, so the id is never reused; so do its secrets' digests,
+ * so a client that presents a revoked secret is told it was revoked (not that it is unknown),
+ * and no digest can ever come back as another key's.
+ */
 export async function markRevoked(trx: Kysely<Database>, id: string): Promise<boolean> {
   const revoked = await trx
     .updateTable('api_keys')
@@ -115,14 +119,12 @@ export async function markRevoked(trx: Kysely<Database>, id: string): Promise<bo
     .where('revoked_at', 'is', null)
     .returning('id')
     .executeTakeFirst();
-  if (!revoked) return false;
-  await trx.deleteFrom('key_secrets').where('key_id', '=', id).execute();
-  return true;
+  return revoked !== undefined;
 }
 
 /**
  * Keys with their secrets still valid, in one statement (one snapshot: a key is never seen
- * with half a rotation). Revoked keys come with no secrets.
+ * with half a rotation). Revoked keys come with the secrets they had: the caller refuses them.
  */
 export async function selectStoredKeys(db: Kysely<Database>, id?: string): Promise<StoredKey[]> {
   const now = new Date().toISOString();

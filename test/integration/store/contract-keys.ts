@@ -33,7 +33,7 @@ export function describeKeyContract({ store }: ContractContext): void {
       expect(await store().revokeKey('key-1')).toBe(true);
       expect(await rejection(store().createKey(keyRecord(), digest('s3')))).toBeInstanceOf(KeyIdTakenError);
       const stored = await store().loadKey('key-1');
-      expect(stored?.secrets).toEqual([]);
+      expect(stored?.secrets).toEqual([{ sha256: digest('s1'), validUntil: null }]);
       expect(stored?.record.team).toBe('team-a');
       expect(stored?.record.revokedAt).not.toBeNull();
     });
@@ -104,10 +104,10 @@ export function describeKeyContract({ store }: ContractContext): void {
       expect((await store().loadKey('key-1'))?.secrets).toEqual([{ sha256: digest('s1'), validUntil: null }]);
       await store().revokeKey('key-1');
       expect(await store().rotateKey('key-1', digest('s2'), null)).toBeUndefined();
-      expect((await store().loadKey('key-1'))?.secrets).toEqual([]);
+      expect((await store().loadKey('key-1'))?.secrets).toEqual([{ sha256: digest('s1'), validUntil: null }]);
     });
 
-    it('revokes once for good: the record says when, the secrets are gone', async () => {
+    it('revokes once for good: the record says when, its secrets stay its own (never another key\'s)', async () => {
       await store().createKey(keyRecord(), digest('s1'));
       await store().rotateKey('key-1', digest('s2'), new Date(Date.now() + 60_000).toISOString());
       const before = Date.now();
@@ -117,9 +117,9 @@ export function describeKeyContract({ store }: ContractContext): void {
       const revoked = await store().getKey('key-1');
       expect(Date.parse(revoked?.revokedAt ?? '')).toBeGreaterThanOrEqual(before - 5);
       expect(revoked?.revokedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      // Both digests are free: nothing can authenticate as the revoked key.
-      await store().createKey(keyRecord({ id: 'key-2' }), digest('s1'));
-      await store().rotateKey('key-2', digest('s2'), null);
+      // The digests still name the revoked key (a client presenting one is told so) and stay taken.
+      expect((await store().loadKey('key-1'))?.secrets.map((s) => s.sha256)).toEqual([digest('s2'), digest('s1')]);
+      expect(await rejection(store().createKey(keyRecord({ id: 'key-2' }), digest('s1')))).toBeInstanceOf(SecretDigestTakenError);
     });
 
     it('loads every key with its secrets, revoked ones included, in createdAt order', async () => {
@@ -131,7 +131,7 @@ export function describeKeyContract({ store }: ContractContext): void {
       expect(loaded.map((k) => [k.record.id, k.secrets.map((s) => s.sha256), k.record.revokedAt !== null])).toEqual([
         ['k1', [digest('1')], false],
         ['k2', [digest('2')], false],
-        ['k3', [], true],
+        ['k3', [digest('3')], true],
       ]);
     });
   });
