@@ -1,23 +1,22 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { RequestListener } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createOperationsApp } from './admin/app.js';
-import { AUTH_FAILURE_REASONS, createAuthenticator } from './auth/index.js';
-import { storeMode, type Config } from './config/index.js';
-import { asGatewayError, writeError } from './errors.js';
+import { createOperationsApp, type ReloadResult } from './admin/app.js';
+import { AuditTrail } from './admin/audit.js';
+import { AUTH_FAILURE_REASONS, KeyAdmin, KeySync, RuntimeKeys } from './auth/index.js';
+import { ConfigError, loadConfig, storeMode, type Config } from './config/index.js';
+import { applicableConfig, diffConfig } from './config/reload.js';
+import { asGatewayError, GatewayError, writeError } from './errors.js';
 import { createLimiter, createLimitStore } from './limits/index.js';
-import { createPriceBook, createUsageStore } from './metering/index.js';
-import { createLogger, createMetrics, createMetricsEndpoint, requestIdFor, type Logger, type Metrics } from './observability/index.js';
-import { createV1Handler } from './pipeline/index.js';
+import { buildLive, retireLive, type Live, type Services } from './live.js';
+import { Ledger } from './metering/index.js';
+import { createLogger, createMetrics, requestIdFor, type Logger, type Metrics } from './observability/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
-import { BufferBudget, createRouteTable, createUpstream, resolveRoute, type Upstream, type UpstreamName } from './proxy/index.js';
-import { connectRedis, type RedisConnection } from './redis/index.js';
-import { createChatBodyChecker } from './validation/index.js';
+import { BufferBudget, createRouteTable } from './proxy/index.js';
+import { connectRedis } from './redis/index.js';
+import { StoreHandle } from './store/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
 const STORE_CONNECT_WAIT_MS = 3000;
-/** Usage writes run off the request path: a longer command timeout than the limiter's reply deadline. */
-const USAGE_COMMAND_TIMEOUT_MS = 2000;
-
 /** Time given to exchanges to complete once their connections are closed, even past the deadline. */
 const COMPLETION_FLOOR_MS = 250;
 
@@ -32,17 +31,23 @@ async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
 export interface Gateway {
   /** The server's request listener: /v1 to the pipeline, the rest to the operations app. */
   readonly handleRequest: RequestListener;
+  /** The configuration running now (a reload replaces it). */
   readonly config: Config;
   readonly logger: Logger;
-  /** Serves the exposition (mounted on the app unless `metrics.port` asks for its own listener). */
-  readonly metricsHandler: ReturnType<typeof createMetricsEndpoint>;
+  /** Serves the exposition on `metrics.port`'s own listener. */
+  readonly metricsHandler: Live['metricsHandler'];
   /** /readyz turns 503 and responses ask clients to close their connections. */
   startDraining(): void;
-  /** Resolves when every finished request has settled its limits and written its usage (tests, shutdown). */
+  /**
+   * Re-reads the config file (SIGHUP, POST /admin/config/reload) and applies what can change
+   * while running; rejects with ConfigError and changes nothing when the file is not valid.
+   */
+  reload(actor: string, requestId: string): Promise<ReloadResult>;
+  /** Resolves when every finished request has settled its limits and been written to the ledger (tests, shutdown). */
   settled(): Promise<void>;
   /**
-   * Flushes usage and closes stores, connections and upstream pools. Usage waiting for a store
-   * that is down is given up at `deadline` (epoch ms; default: `server.shutdownGraceMs` from now).
+   * Writes the ledger and closes stores, connections and upstream pools. Rows waiting for a
+   * database that is down are given up at `deadline` (epoch ms; default: `server.shutdownGraceMs` from now).
    */
   close(deadline?: number): Promise<void>;
 }
@@ -50,6 +55,8 @@ export interface Gateway {
 export interface GatewayOptions {
   /** A logger to use instead of one built from config (tests pass a silent one). */
   readonly logger?: Logger;
+  /** The file the config came from: what a reload re-reads (without one, reloads are refused). */
+  readonly configPath?: string;
 }
 
 function createGatewayMetrics(config: Config): Metrics {
@@ -63,65 +70,104 @@ function createGatewayMetrics(config: Config): Metrics {
   });
 }
 
+/** The durable store and what lives on it: runtime keys (kept in step), the audit trail, the ledger. */
+function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
+  const onDatabaseError = (): void => metrics.recordDatabaseError();
+  const runtimeKeys = new RuntimeKeys();
+  const handle = new StoreHandle(config.database, {
+    logger,
+    onOpen: () => {
+      void keySync.loadAll();
+      void ledger.deleteExpired();
+    },
+  });
+  const keySync = new KeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
+  const trail = new AuditTrail(handle, logger, onDatabaseError);
+  let retentionDays = config.metering.ledger.retentionDays;
+  const ledger = new Ledger(handle, {
+    retentionDays: () => retentionDays,
+    onDropped: (row, reason) => {
+      metrics.recordUsageRowDropped();
+      logger.error({ requestId: row.requestId, team: row.team, project: row.project, reason }, 'usage ledger row dropped: the database was away too long');
+    },
+    onDatabaseError,
+  });
+  return { runtimeKeys, handle, keySync, trail, ledger, setRetentionDays: (days: number) => (retentionDays = days) };
+}
+
 /** Turns a validated Config into the gateway's request listener. Everything the hot path needs is built here. */
-export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  const logger = options.logger ?? createLogger(config.logging.level);
-  const metrics = createGatewayMetrics(config);
+export async function createGateway(initial: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(initial.logging.level);
+  const metrics = createGatewayMetrics(initial);
   const onStoreError = (store: string): void => metrics.recordStoreError(store);
-  // Redis, when the config's mode asks for it: one connection for limits, one for usage writes.
-  const connections: RedisConnection[] = [];
-  const connect = (commandTimeoutMs?: number): RedisConnection | undefined => {
-    const connection = connectRedis(config.redis, { commandTimeoutMs });
-    if (connection) connections.push(connection);
-    return connection;
-  };
-  const authenticator = await createAuthenticator(config);
-  const limitStore = createLimitStore(config, connect(), () => onStoreError('redis'));
-  const limiter = createLimiter(config, limitStore, {
+  const redis = connectRedis(initial.redis);
+  const limiter = createLimiter(initial, createLimitStore(initial, redis, () => onStoreError('redis')), {
     onStoreError,
     onRejected: (scope, limit) => metrics.recordRejection(scope, limit),
   });
-  const usageStore = createUsageStore(config, connect(USAGE_COMMAND_TIMEOUT_MS), {
-    onStoreError,
-    onUsageDropped: (record) => logger.error({ usage: record }, 'usage buffer full: dropped the oldest unwritten usage record'),
-  });
-  const upstreams: Record<UpstreamName, Upstream> = {
-    service: createUpstream('service', config.upstreams.service),
-    inference: createUpstream('inference', config.upstreams.inference),
-  };
-  const routes = createRouteTable();
-  const bufferBudget = new BufferBudget(config.server.maxBufferedBytes);
+  const durable = createDurableParts(initial, logger, metrics);
+  const bufferBudget = new BufferBudget(initial.server.maxBufferedBytes);
   metrics.watchBufferedBytes(() => bufferBudget.used);
-  // What both the /v1 pipeline and the operations app are built from.
-  const services = { config, authenticator, limiter, usageStore, metrics, logger };
-  const prices = createPriceBook(config.metering.prices);
-  const chatChecker = createChatBodyChecker({
-    defaultCompletionTokens: config.rateLimits.defaultCompletionTokens,
-    forceStreamUsage: config.metering.forceStreamUsage,
-  });
-  const v1 = createV1Handler({ ...services, upstreams, bufferBudget, prices, chatChecker });
-  const metricsHandler = createMetricsEndpoint(metrics, config.metrics.bearerToken);
+  const services: Services = { logger, metrics, limiter, ledger: durable.ledger, runtimeKeys: durable.runtimeKeys, bufferBudget, routes: createRouteTable() };
+
+  // The database first: runtime keys must be loaded before the first request is served.
+  await durable.handle.open();
+  await durable.keySync.loadAll();
+  let live = await buildLive(initial, services);
+  const retiring = new Set<Promise<void>>();
   let draining = false;
 
-  const routeV1 = (req: IncomingMessage, res: ServerResponse): void => {
-    v1.handle(req, res, resolveRoute(routes, req.method ?? 'GET', req.url ?? '/'));
+  const reload = async (actor: string, requestId: string): Promise<ReloadResult> => {
+    try {
+      if (options.configPath === undefined) throw new ConfigError('this gateway was not started from a config file: nothing to reload');
+      const next = loadConfig(options.configPath);
+      const { changed, restartRequired } = diffConfig(live.config, next);
+      const applied = applicableConfig(live.config, next);
+      const previous = live;
+      live = await buildLive(applied, services, previous);
+      limiter.configure(applied);
+      bufferBudget.max = applied.server.maxBufferedBytes;
+      durable.setRetentionDays(applied.metering.ledger.retentionDays);
+      logger.level = applied.logging.level;
+      const retired = retireLive(previous, live).finally(() => retiring.delete(retired));
+      retiring.add(retired);
+      metrics.recordConfigReload('ok');
+      durable.trail.record(actor, 'config.reload', 'config', 'ok', requestId);
+      logger.info({ changed, restartRequired }, 'configuration reloaded');
+      return { status: 'reloaded', changed, restartRequired };
+    } catch (err) {
+      metrics.recordConfigReload('error');
+      const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
+      durable.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId);
+      throw new GatewayError(400, 'invalid_config', message);
+    }
   };
+
+  const keys = new KeyAdmin(durable.handle, durable.runtimeKeys, durable.keySync, () => live.config.auth.keys);
   const app = createOperationsApp({
-    ...services,
-    metricsHandler,
+    current: () => live,
+    limiter,
+    metrics,
+    logger,
+    handle: durable.handle,
+    ledger: durable.ledger,
+    keys,
+    trail: durable.trail,
+    reload,
     isDraining: () => draining,
+    metricsPath: initial.metrics.port === null ? initial.metrics.path : null,
     // Paths outside the route table (and outside /v1) get the same 400/404/405 answers.
-    fallback: routeV1,
+    fallback: (req, res) => live.route(req, res),
   });
 
   if (!(await limiter.whenConnected(STORE_CONNECT_WAIT_MS))) {
     logger.warn(
-      { onStoreError: config.rateLimits.onStoreError },
-      `Redis is not reachable after ${STORE_CONNECT_WAIT_MS} ms; starting anyway (${config.rateLimits.onStoreError === 'open' ? 'limits hold per instance' : 'limited routes answer 503'} until it is).`,
+      { onStoreError: initial.rateLimits.onStoreError },
+      `Redis is not reachable after ${STORE_CONNECT_WAIT_MS} ms; starting anyway (${initial.rateLimits.onStoreError === 'open' ? 'limits hold per instance' : 'limited routes answer 503'} until it is).`,
     );
   }
-  if (authenticator.credentialCount === 0) {
-    logger.warn('No API keys are configured: every /v1 request will be refused. Create one with `npm run keygen -- --team <team>` and add it under auth.keys.');
+  if (live.authenticator.credentialCount() === 0) {
+    logger.warn('No API keys are configured: every /v1 request will be refused. Create one with `npm run keygen -- --team <team>` and add it under auth.keys, or POST /admin/keys.');
   }
 
   /**
@@ -136,34 +182,43 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     }
     if (draining) res.setHeader('connection', 'close');
     try {
-      routeV1(req, res);
+      live.route(req, res);
     } catch (err) {
       res.setHeader('x-request-id', requestIdFor(req.headers['x-request-id']));
       writeError(res, asGatewayError(err));
     }
   };
 
+  const idle = async (): Promise<void> => {
+    await Promise.all([live.v1.idle(), ...retiring]);
+  };
   return {
     handleRequest,
-    config,
+    get config() {
+      return live.config;
+    },
     logger,
-    metricsHandler,
+    get metricsHandler() {
+      return live.metricsHandler;
+    },
     startDraining() {
       draining = true;
     },
+    reload,
     async settled() {
-      await v1.idle();
-      await Promise.all([limiter.settled(), usageStore.flush()]);
+      await idle();
+      await Promise.all([limiter.settled(), durable.ledger.flush(), durable.trail.flush()]);
     },
-    async close(deadline = Date.now() + config.server.shutdownGraceMs) {
+    async close(deadline = Date.now() + live.config.server.shutdownGraceMs) {
       // Exchanges cut at the deadline complete (settle, meter, log) a few ticks after their
-      // connections close; then usage still waiting for a store that is down is given up at
-      // the deadline, so the whole shutdown fits in one grace period.
-      await settleWithin(v1.idle(), Math.max(COMPLETION_FLOOR_MS, deadline - Date.now()));
-      await settleWithin(usageStore.flush(), deadline - Date.now());
-      await Promise.allSettled([usageStore.close(), limiter.close(), chatChecker.close()]);
-      for (const connection of connections) connection.disconnect();
-      for (const upstream of Object.values(upstreams)) upstream.close();
+      // connections close; then ledger rows still waiting for a database that is down are given
+      // up at the deadline, so the whole shutdown fits in one grace period.
+      await settleWithin(idle(), Math.max(COMPLETION_FLOOR_MS, deadline - Date.now()));
+      await Promise.allSettled([durable.ledger.close(deadline), durable.trail.close(deadline), limiter.close(), live.chatChecker.close()]);
+      durable.keySync.stop();
+      await durable.handle.close();
+      redis?.disconnect();
+      for (const upstream of Object.values(live.upstreams)) upstream.close();
     },
   };
 }

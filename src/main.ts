@@ -3,12 +3,12 @@ import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { createGatewayServer } from './server.js';
 
-/** Start and stop only: load config, build the gateway, listen, drain on SIGTERM/SIGINT. */
+/** Start and stop only: load config, build the gateway, listen, reload on SIGHUP, drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const configPath = process.env.TOLLGATE_CONFIG ?? 'config/default.yaml';
   let gateway;
   try {
-    gateway = await createGateway(loadConfig(configPath));
+    gateway = await createGateway(loadConfig(configPath), { configPath });
   } catch (err) {
     if (err instanceof ConfigError) {
       // Load errors name the file already; errors found while building (a bad PEM key) do not.
@@ -43,14 +43,14 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'draining');
+    logger.info({ signal, graceMs: gateway.config.server.shutdownGraceMs }, 'draining');
     // One deadline for the whole shutdown: in-flight requests, then usage, all within the grace period.
-    const deadline = Date.now() + config.server.shutdownGraceMs;
+    const deadline = Date.now() + gateway.config.server.shutdownGraceMs;
     gateway.startDraining();
     const forceTimer = setTimeout(() => {
       logger.warn('grace period over: closing remaining connections');
       server.closeAllConnections();
-    }, config.server.shutdownGraceMs);
+    }, gateway.config.server.shutdownGraceMs);
     forceTimer.unref();
     // close() stops new connections and resolves once in-flight requests and streams are done.
     server.close(() => {
@@ -64,6 +64,10 @@ async function main(): Promise<void> {
     });
     server.closeIdleConnections();
   };
+  process.on('SIGHUP', () => {
+    // The outcome is logged (and audited) by reload itself; an invalid file keeps the running config.
+    gateway.reload('SIGHUP', 'SIGHUP').catch((err: unknown) => logger.error({ err: (err as Error).message }, 'configuration reload refused'));
+  });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }

@@ -1,37 +1,84 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import type { Authenticator } from '../auth/index.js';
+import type { Authenticator, KeyAdmin } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { asGatewayError, GatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
-import type { UsageStore } from '../metering/index.js';
+import type { Ledger } from '../metering/index.js';
 import { requestIdFor, type Logger, type Metrics } from '../observability/index.js';
+import type { StoreHandle } from '../store/index.js';
+import { AuditTrail, listAuditHandler } from './audit.js';
 import { requireAdmin } from './auth.js';
-import { createAdminUsageHandler } from './usage.js';
+import { keyRoutes } from './keys.js';
+import { invalidRequest } from './request.js';
+import { ledgerRowsHandler, usageHandler } from './usage.js';
 
-export interface OperationsAppDeps {
+/** What a reload answers (SPEC 12.2). */
+export interface ReloadResult {
+  readonly status: 'reloaded';
+  readonly changed: readonly string[];
+  readonly restartRequired: readonly string[];
+}
+
+/** The parts of the running configuration the operations app reads on every request (they change on reload). */
+export interface CurrentConfig {
   readonly config: Config;
   readonly authenticator: Authenticator;
+  readonly metricsHandler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+export interface OperationsAppDeps {
+  readonly current: () => CurrentConfig;
   readonly limiter: Limiter;
-  readonly usageStore: UsageStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
-  readonly metricsHandler: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly handle: StoreHandle;
+  readonly ledger: Ledger;
+  readonly keys: KeyAdmin;
+  readonly trail: AuditTrail;
+  /** Re-reads and applies the config file; rejects with 400 invalid_config (nothing changed) when it is not valid. */
+  readonly reload: (actor: string, requestId: string) => Promise<ReloadResult>;
   readonly isDraining: () => boolean;
+  /** Where the exposition is served on this listener (null: `metrics.port` has its own). Fixed at start. */
+  readonly metricsPath: string | null;
   /** Anything that is not an operational endpoint: answered as a /v1 route would be (400/404/405). */
   readonly fallback: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
+/** The operational paths and their methods: a wrong method answers 405 with `Allow`. */
+function knownPaths(metricsPath: string | null): Array<[string, string[]]> {
+  return [
+    ['/healthz', ['GET']],
+    ['/readyz', ['GET']],
+    ...(metricsPath === null ? [] : ([[metricsPath, ['GET']]] as Array<[string, string[]]>)),
+    ['/admin/usage', ['GET']],
+    ['/admin/usage/requests', ['GET']],
+    ['/admin/keys', ['GET', 'POST']],
+    ['/admin/keys/:id', ['GET', 'PATCH', 'DELETE']],
+    ['/admin/keys/:id/rotate', ['POST']],
+    ['/admin/audit', ['GET']],
+    ['/admin/config/reload', ['POST']],
+  ];
+}
+
+/** body-parser's failures, as the admin API's 400 and 413. */
+function bodyError(err: unknown): GatewayError | undefined {
+  const type = (err as { type?: unknown } | null)?.type;
+  if (type === 'entity.parse.failed') return invalidRequest('body', 'The body is not valid JSON.');
+  if (type === 'entity.too.large') return new GatewayError(413, 'request_too_large', 'The body exceeds the limit of 64 KB for admin requests.');
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') return invalidRequest('body', 'The body must be UTF-8 JSON.');
+  return undefined;
+}
+
 /**
  * The Express app for everything outside /v1: liveness, readiness, metrics (unless they have
- * their own listener) and the admin API. Wrong methods answer 405 with `Allow: GET`.
+ * their own listener) and the admin API (usage, keys, audit, config reload).
  */
 export function createOperationsApp(deps: OperationsAppDeps): Express {
-  const { config, limiter } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.set('trust proxy', config.server.trustProxy);
+  app.set('trust proxy', () => deps.current().config.server.trustProxy);
   app.use(((req, res, next) => {
     // Every response carries a request id, not only proxied ones (clients log it on errors).
     res.setHeader('x-request-id', requestIdFor(req.headers['x-request-id']));
@@ -44,26 +91,42 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
   });
   app.get('/readyz', (_req, res) => {
     const draining = deps.isDraining();
-    const ready = !draining && limiter.ready();
-    // `store` tells operators (and tests) whether limits are shared or on the per-instance fallback.
+    const ready = !draining && deps.limiter.ready();
+    // `store` says whether limits are shared or on the per-instance fallback; `database` whether
+    // keys and ownership are fresh (requests are served from memory either way).
     res.status(ready ? 200 : 503).json({
       status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable',
-      store: limiter.storeConnected() ? 'connected' : 'unavailable',
+      store: deps.limiter.storeConnected() ? 'connected' : 'unavailable',
+      database: deps.handle.current ? 'connected' : 'unavailable',
     });
   });
-  const metricsPath = config.metrics.port === null ? [config.metrics.path] : [];
-  for (const path of metricsPath) app.get(path, (req, res) => deps.metricsHandler(req, res));
-  app.get('/admin/usage', requireAdmin(deps.authenticator, deps.metrics), createAdminUsageHandler(deps.usageStore));
-  for (const path of ['/healthz', '/readyz', '/admin/usage', ...metricsPath]) {
+  if (deps.metricsPath !== null) app.get(deps.metricsPath, (req, res) => deps.current().metricsHandler(req, res));
+
+  // Known paths answer a wrong method with 405 before anything else, like the /v1 routes (no key needed to learn that).
+  for (const [path, methods] of knownPaths(deps.metricsPath)) {
     app.all(path, (req, _res, next) => {
-      next(new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use GET.`, { allow: 'GET' }));
+      if (methods.includes(req.method)) return next();
+      const allow = methods.join(', ');
+      next(new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${allow}.`, { allow }));
     });
   }
+  const admin = requireAdmin(() => deps.current().authenticator, deps.metrics);
+  for (const [path] of knownPaths(null)) if (path.startsWith('/admin/')) app.all(path, admin);
+  const usage = { handle: deps.handle, ledger: deps.ledger, currency: () => deps.current().config.metering.prices.currency };
+  app.get('/admin/usage', usageHandler(usage));
+  app.get('/admin/usage/requests', ledgerRowsHandler(usage));
+  app.use(keyRoutes({ keys: deps.keys, trail: deps.trail }));
+  app.get('/admin/audit', listAuditHandler(deps.handle, deps.trail));
+  app.post('/admin/config/reload', async (req, res) => {
+    res.json(await deps.reload(String(res.locals.adminId), String(res.getHeader('x-request-id'))));
+  });
 
   app.use(((req, res) => deps.fallback(req, res)) satisfies RequestHandler);
   app.use(((err, req, res, _next) => {
-    const error = asGatewayError(err);
+    const error = bodyError(err) ?? asGatewayError(err);
     if (error.status === 500) deps.logger.error({ err, path: req.path }, 'unhandled error');
+    // The audit hook reads it: a failed admin write is recorded with its code.
+    res.locals.errorCode = error.code;
     writeError(res, error);
   }) satisfies ErrorRequestHandler);
   return app;

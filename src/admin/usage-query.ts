@@ -1,60 +1,65 @@
-import { DAY_MS, dayStart } from '../calendar.js';
-import { GatewayError } from '../errors.js';
-import type { UsageGroupBy, UsageQuery } from '../metering/index.js';
+import type { LedgerPageQuery, UsageAggregateQuery, UsageGroupBy } from '../store/index.js';
 import { isValidName, NAME_RULE } from '../projects/name.js';
+import { dayRange, invalidQuery, onlyParams, singleParam } from './request.js';
 
 /** Longest range one query may cover, in days (inclusive): a leap year. */
 const MAX_QUERY_DAYS = 366;
-const PARAMETERS = new Set(['from', 'to', 'team', 'project', 'groupBy']);
-const GROUP_BY: ReadonlySet<string> = new Set<UsageGroupBy>(['model', 'key', 'day']);
-
-const invalid = (param: string, message: string): GatewayError => new GatewayError(400, 'invalid_query', message, {}, param);
-
-function single(query: Record<string, unknown>, name: string): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw invalid(name, `Query parameter "${name}" must be given once, as a plain value.`);
-  return value;
-}
-
-function requiredDay(query: Record<string, unknown>, name: 'from' | 'to'): string {
-  const value = single(query, name);
-  if (value === undefined) throw invalid(name, `Query parameter "${name}" is required (a UTC day, YYYY-MM-DD).`);
-  if (Number.isNaN(dayStart(value))) throw invalid(name, `Query parameter "${name}" must be a calendar day as YYYY-MM-DD, got "${value}".`);
-  return value;
-}
+const GROUP_BY: readonly UsageGroupBy[] = ['model', 'key', 'day', 'month', 'route'];
+const KEY_ID = /^[\x21-\x7e]{1,200}$/;
 
 function optionalName(query: Record<string, unknown>, name: 'team' | 'project'): string | undefined {
-  const value = single(query, name);
+  const value = singleParam(query, name);
   if (value !== undefined && !isValidName(value)) {
-    throw invalid(name, `Query parameter "${name}" must be ${NAME_RULE}, got "${value}".`);
+    throw invalidQuery(name, `Query parameter "${name}" must be ${NAME_RULE}, got "${value}".`);
   }
   return value;
 }
 
-/**
- * Validates the query string of `GET /admin/usage`. Throws GatewayError 400 `invalid_query`
- * naming the parameter: unknown or repeated parameter, missing or impossible day, from after
- * to, a range over 366 days, a bad team/project name or an unknown groupBy.
- */
-export function parseUsageQuery(query: Record<string, unknown>): UsageQuery {
-  for (const name of Object.keys(query)) {
-    if (!PARAMETERS.has(name)) throw invalid(name, `Unknown query parameter "${name}"; use from, to, team, project, groupBy.`);
-  }
-  const from = requiredDay(query, 'from');
-  const to = requiredDay(query, 'to');
-  const span = (dayStart(to) - dayStart(from)) / DAY_MS + 1;
-  if (span < 1) throw invalid('from', `Query parameter "from" (${from}) is after "to" (${to}).`);
-  if (span > MAX_QUERY_DAYS) throw invalid('to', `The range from ${from} to ${to} covers ${span} days; at most ${MAX_QUERY_DAYS} are allowed.`);
-  const parsed: UsageQuery = { from, to };
+/** The filters both usage routes share: a day range, team, project, key. */
+function filters(query: Record<string, unknown>): UsageAggregateQuery {
+  const parsed: UsageAggregateQuery = dayRange(query, MAX_QUERY_DAYS);
   const team = optionalName(query, 'team');
   const project = optionalName(query, 'project');
-  const groupBy = single(query, 'groupBy');
+  const key = singleParam(query, 'key');
+  if (key !== undefined && !KEY_ID.test(key)) throw invalidQuery('key', 'Query parameter "key" must be a key id (visible ASCII, at most 200 characters).');
   if (team !== undefined) parsed.team = team;
   if (project !== undefined) parsed.project = project;
+  if (key !== undefined) parsed.key = key;
+  return parsed;
+}
+
+/** `GET /admin/usage` (SPEC 7): a day range, filters and groupBy; 400 `invalid_query` naming the parameter. */
+export function parseUsageQuery(query: Record<string, unknown>): UsageAggregateQuery {
+  onlyParams(query, ['from', 'to', 'team', 'project', 'key', 'groupBy', 'format']);
+  const parsed: UsageAggregateQuery = filters(query);
+  const groupBy = singleParam(query, 'groupBy');
   if (groupBy !== undefined) {
-    if (!GROUP_BY.has(groupBy)) throw invalid('groupBy', `Query parameter "groupBy" must be model, key or day, got "${groupBy}".`);
+    if (!(GROUP_BY as readonly string[]).includes(groupBy)) {
+      throw invalidQuery('groupBy', `Query parameter "groupBy" must be one of ${GROUP_BY.join(', ')}, got "${groupBy}".`);
+    }
     parsed.groupBy = groupBy as UsageGroupBy;
   }
+  return parsed;
+}
+
+/** `format=csv` (or `json`, the default). */
+export function csvRequested(query: Record<string, unknown>): boolean {
+  const format = singleParam(query, 'format');
+  if (format !== undefined && format !== 'csv' && format !== 'json') throw invalidQuery('format', `Query parameter "format" must be csv or json, got "${format}".`);
+  return format === 'csv';
+}
+
+/** `GET /admin/usage/requests` (SPEC 14.2): a day range, filters, `after` (a cursor) and `limit` 1..1000 (default 100). */
+export function parseLedgerPageQuery(query: Record<string, unknown>): LedgerPageQuery {
+  onlyParams(query, ['from', 'to', 'team', 'project', 'key', 'after', 'limit']);
+  const parsed: LedgerPageQuery = { ...filters(query), limit: 100 };
+  const limit = singleParam(query, 'limit');
+  if (limit !== undefined) {
+    const value = Number(limit);
+    if (!/^\d+$/.test(limit) || value < 1 || value > 1000) throw invalidQuery('limit', `Query parameter "limit" must be a whole number from 1 to 1000, got "${limit}".`);
+    parsed.limit = value;
+  }
+  const after = singleParam(query, 'after');
+  if (after !== undefined) parsed.after = after;
   return parsed;
 }

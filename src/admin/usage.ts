@@ -1,20 +1,125 @@
-import type { RequestHandler } from 'express';
-import type { UsageStore } from '../metering/index.js';
-import { parseUsageQuery } from './usage-query.js';
+import type { Request, RequestHandler } from 'express';
+import type { Ledger } from '../metering/index.js';
+import { formatNanos, nanosToAmount } from '../money.js';
+import { DatabaseUnavailableError, InvalidCursorError, type LedgerRow, type StoreHandle, type UsageAggregate } from '../store/index.js';
+import { databaseUnavailable } from './audit.js';
+import { invalidQuery } from './request.js';
+import { csvRequested, parseLedgerPageQuery, parseUsageQuery } from './usage-query.js';
 
-/**
- * `GET /admin/usage` (SPEC 7). Admin auth runs before it. Answers
- * `{"object":"list","data":[rows]}`; a bad query (GatewayError 400 `invalid_query`) or an
- * unreadable store (503) goes to the error middleware.
- */
-export function createAdminUsageHandler(store: UsageStore): RequestHandler {
+/** Where the usage routes read from: the ledger in the durable store, after this instance's buffered rows are written. */
+export interface UsageDeps {
+  readonly handle: StoreHandle;
+  readonly ledger: Ledger;
+  /** The price currency of the current configuration. */
+  readonly currency: () => string;
+}
+
+/** How long a read waits for this instance's buffered rows to reach the database (read-your-writes). */
+const FLUSH_BEFORE_READ_MS = 1000;
+
+const DIMENSIONS = ['model', 'key', 'day', 'month', 'route'] as const;
+
+/** An aggregate as the API answers it: snake_case counts, cost in currency units. */
+function usageRow(aggregate: UsageAggregate): Record<string, string | number> {
+  const row: Record<string, string | number> = { team: aggregate.team, project: aggregate.project };
+  for (const dimension of DIMENSIONS) {
+    const value = aggregate[dimension];
+    if (value !== undefined) row[dimension] = value;
+  }
+  return {
+    ...row,
+    requests: aggregate.requests,
+    prompt_tokens: aggregate.promptTokens,
+    completion_tokens: aggregate.completionTokens,
+    total_tokens: aggregate.totalTokens,
+    cost: nanosToAmount(aggregate.costNanos),
+  };
+}
+
+/** A ledger row as the API answers it (SPEC 14.1). */
+function ledgerRow(row: LedgerRow): Record<string, string | number | boolean> {
+  return {
+    request_id: row.requestId,
+    at: row.at,
+    team: row.team,
+    project: row.project,
+    key: row.keyId,
+    route: row.route,
+    method: row.method,
+    status: row.status,
+    model: row.model,
+    prompt_tokens: row.promptTokens,
+    completion_tokens: row.completionTokens,
+    total_tokens: row.totalTokens,
+    cost: nanosToAmount(row.costNanos),
+    estimated: row.estimated,
+    request_bytes: row.requestBytes,
+    duration_ms: row.durationMs,
+  };
+}
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
+const csvField = (value: string | number): string => {
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+};
+
+function toCsv(rows: readonly Record<string, string | number>[], aggregates: readonly UsageAggregate[], columns: readonly string[]): string {
+  const lines = [columns.join(',')];
+  rows.forEach((row, i) => {
+    // Cost as a plain decimal (never 6e-7) for spreadsheets.
+    lines.push(columns.map((column) => csvField(column === 'cost' ? formatNanos(aggregates[i]!.costNanos) : (row[column] ?? ''))).join(','));
+  });
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+const wants = (req: Request, type: string): boolean => (req.headers.accept ?? '').split(',').some((part) => part.split(';')[0]!.trim().toLowerCase() === type);
+
+const readError = (err: unknown): unknown => {
+  if (err instanceof DatabaseUnavailableError) return databaseUnavailable();
+  if (err instanceof InvalidCursorError) return invalidQuery('after', 'Query parameter "after" is not a cursor this API handed out (use last_id of the previous page).');
+  return err;
+};
+
+/** `GET /admin/usage` (SPEC 7, 14.2): sums from the ledger, as JSON or CSV (`format=csv` or `Accept: text/csv`). */
+export function usageHandler(deps: UsageDeps): RequestHandler {
   return async (req, res, next) => {
     try {
       const query = parseUsageQuery(req.query as Record<string, unknown>);
-      const data = await store.query(query);
-      res.json({ object: 'list', data });
+      const csv = csvRequested(req.query as Record<string, unknown>);
+      await deps.ledger.flush(Date.now() + FLUSH_BEFORE_READ_MS);
+      const aggregates = await deps.handle.require().aggregateUsage(query);
+      const rows = aggregates.map(usageRow);
+      if (csv || wants(req, 'text/csv')) {
+        const columns = ['team', 'project', ...(query.groupBy ? [query.groupBy] : []), 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost'];
+        res.type('text/csv; charset=utf-8').send(toCsv(rows, aggregates, columns));
+        return;
+      }
+      res.json({ object: 'list', currency: deps.currency(), data: rows });
     } catch (err) {
-      next(err);
+      next(readError(err));
+    }
+  };
+}
+
+/** `GET /admin/usage/requests` (SPEC 14.2): ledger rows in time order, paged by cursor; NDJSON with `Accept: application/x-ndjson`. */
+export function ledgerRowsHandler(deps: UsageDeps): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const query = parseLedgerPageQuery(req.query as Record<string, unknown>);
+      await deps.ledger.flush(Date.now() + FLUSH_BEFORE_READ_MS);
+      const page = await deps.handle.require().pageLedger(query);
+      const data = page.rows.map(ledgerRow);
+      if (wants(req, 'application/x-ndjson')) {
+        // The paging state goes in headers: every line of the body is a row.
+        res.setHeader('x-has-more', String(page.hasMore));
+        if (page.lastId !== null) res.setHeader('x-last-id', page.lastId);
+        res.type('application/x-ndjson').send(data.map((row) => `${JSON.stringify(row)}\n`).join(''));
+        return;
+      }
+      res.json({ object: 'list', data, has_more: page.hasMore, last_id: page.lastId });
+    } catch (err) {
+      next(readError(err));
     }
   };
 }

@@ -1,11 +1,16 @@
-import type { Config } from '../config/index.js';
+import type { Config, StaticKeyConfig } from '../config/index.js';
 import { AuthFailure } from './failure.js';
 import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
-import { StaticKeyTable } from './static-keys.js';
+import type { RuntimeKeys } from './runtime-keys.js';
+import { sha256Hex, StaticKeyTable } from './static-keys.js';
 
 export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './failure.js';
 export type { Principal, ProjectRef } from './principal.js';
+export { RuntimeKeys, type RuntimeKey } from './runtime-keys.js';
+export { KeySync, type KeySyncOptions } from './key-sync.js';
+export { sha256Hex } from './static-keys.js';
+export { KeyAdmin, type KeyView, type KeyWithSecret, type NewKey, type KeyChanges } from './key-admin.js';
 
 /** The identity behind an admin key: may call /admin/*, nothing under /v1. */
 export interface AdminPrincipal {
@@ -17,8 +22,10 @@ export interface Authenticator {
   authenticate(authorization: string | undefined): Promise<Principal>;
   /** Resolves the caller of an /admin route; 401 for no/unknown key, 403 for a valid non-admin key. */
   authenticateAdmin(authorization: string | undefined): Promise<AdminPrincipal>;
-  /** Static keys plus JWT issuer: zero means nothing under /v1 can be called yet. */
-  readonly credentialCount: number;
+  /** Static and runtime keys plus a JWT issuer: zero means nothing under /v1 can be called yet. */
+  credentialCount(): number;
+  /** Config keys, for the admin API's listing (read-only there). */
+  readonly configKeys: readonly StaticKeyConfig[];
 }
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
@@ -32,8 +39,11 @@ function bearerToken(authorization: string | undefined): string {
   return match[1]!;
 }
 
-/** Builds the authenticator once from config: key tables and the JWT key source are prepared here. */
-export async function createAuthenticator(config: Config): Promise<Authenticator> {
+/**
+ * Builds the authenticator from config (static keys and the JWT key source are prepared here)
+ * over the runtime keys of the admin API, which outlive config reloads.
+ */
+export async function createAuthenticator(config: Config, runtimeKeys: RuntimeKeys): Promise<Authenticator> {
   const principals = config.auth.keys.map(
     (key): Principal & { sha256: string } => ({
       kind: 'key',
@@ -50,22 +60,28 @@ export async function createAuthenticator(config: Config): Promise<Authenticator
   const jwt: JwtVerifier | undefined = config.auth.jwt ? await createJwtVerifier(config.auth.jwt) : undefined;
 
   return {
-    credentialCount: keys.size + (jwt ? 1 : 0),
+    credentialCount: () => keys.size + runtimeKeys.size + (jwt ? 1 : 0),
+    configKeys: config.auth.keys,
     async authenticate(authorization) {
       const token = bearerToken(authorization);
-      const principal = keys.find(token);
+      const digest = sha256Hex(token);
+      const principal = keys.find(digest) ?? runtimeKeys.authenticate(digest, Date.now());
       if (principal) return principal;
       if (jwt && looksLikeJwt(token)) return jwt.verify(token);
-      if (admins.find(token)) {
+      if (admins.find(digest)) {
         throw new AuthFailure('admin_key', 'Admin keys are only valid on /admin routes; use an API key for /v1.');
       }
       throw new AuthFailure('unknown_key', 'Incorrect API key provided.');
     },
     async authenticateAdmin(authorization) {
       const token = bearerToken(authorization);
-      const admin = admins.find(token);
+      const digest = sha256Hex(token);
+      const admin = admins.find(digest);
       if (admin) return { id: admin.id };
-      const isUserCredential = keys.find(token) !== undefined || (jwt !== undefined && looksLikeJwt(token) && (await jwt.verify(token).then(() => true, () => false)));
+      const isUserCredential =
+        keys.find(digest) !== undefined ||
+        runtimeKeys.authenticate(digest, Date.now()) !== undefined ||
+        (jwt !== undefined && looksLikeJwt(token) && (await jwt.verify(token).then(() => true, () => false)));
       if (isUserCredential) throw new AuthFailure('not_admin', 'This key is not an admin key; /admin routes need a key from auth.admin.keys.');
       throw new AuthFailure('unknown_key', 'Incorrect API key provided.');
     },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { isValidName, NAME_RULE } from '../projects/name.js';
-import { sha256Hex } from './static-keys.js';
+import { newKeySecret, sha256Hex } from './static-keys.js';
 
 /**
  * `npm run keygen -- --team T [--projects a,b] [--id name]`: prints a new API key once, and
@@ -25,7 +25,7 @@ function main(argv: string[]): number {
     process.stderr.write(`keygen: project "${bad}" is not ${NAME_RULE}\n`);
     return 1;
   }
-  const key = `tg-${randomBytes(24).toString('base64url')}`;
+  const key = newKeySecret();
   const id = values.id ?? `${values.team}-${randomBytes(3).toString('hex')}`;
   const entry = [
     `    - id: ${id}`,

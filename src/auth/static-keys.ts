@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** SHA-256 hex digest of a presented key: the only form in which keys are stored or compared. */
 export function sha256Hex(secret: string): string {
@@ -20,11 +20,16 @@ export class StaticKeyTable<T extends { readonly sha256: string }> {
     return this.byDigest.size;
   }
 
-  find(secret: string): T | undefined {
-    const digest = sha256Hex(secret);
+  /** The entry of a presented secret, by the secret's digest (computed once per request by the caller). */
+  find(digest: string): T | undefined {
     const entry = this.byDigest.get(digest);
     if (!entry) return undefined;
     const same = timingSafeEqual(Buffer.from(entry.sha256, 'hex'), Buffer.from(digest, 'hex'));
     return same ? entry : undefined;
   }
+}
+
+/** A new API key secret: 24 random bytes, base64url, behind a `tg-` prefix (what keygen and the admin API hand out). */
+export function newKeySecret(): string {
+  return `tg-${randomBytes(24).toString('base64url')}`;
 }

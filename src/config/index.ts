@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 
-export { storeMode } from './schema.js';
+export { limitSetSchema, namePart, storeMode } from './schema.js';
 
 export type { Config, LimitSet, StaticKeyConfig, JwtConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 
@@ -50,6 +50,7 @@ function applyOverrides(raw: Record<string, unknown>, env: Env): void {
   if (env.SERVICE_URL) upstream('service').url = env.SERVICE_URL;
   if (env.INFERENCE_URL) upstream('inference').url = env.INFERENCE_URL;
   if (env.REDIS_URL) section('redis').url = env.REDIS_URL;
+  if (env.DATABASE_URL) section('database').url = env.DATABASE_URL;
   if (env.LOG_LEVEL) section('logging').level = env.LOG_LEVEL;
 }
 

@@ -17,7 +17,8 @@ const byteSize = z.union([z.number().int().positive(), z.string()]).transform((v
 const nonNegativeInt = z.number().int().nonnegative();
 const positiveInt = z.number().int().positive();
 const sha256Hex = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a SHA-256 digest: 64 hex characters').transform((s) => s.toLowerCase());
-const namePart = z.string().regex(NAME_PATTERN, `must be ${NAME_RULE}`);
+/** A team or project name (SPEC 6.2). */
+export const namePart = z.string().regex(NAME_PATTERN, `must be ${NAME_RULE}`);
 const projectLimitEntry = new RegExp(`^${NAME_PATTERN.source.slice(1, -1)}/(\\*|${NAME_PATTERN.source.slice(1, -1)})$`);
 
 /** A positive amount of money in the price currency (budgets): at most 9 decimals (counters hold nano-units). */
@@ -204,6 +205,24 @@ export const configSchema = z
           .transform((v) => v?.map((node) => (node.includes('://') ? node : `redis://${node}`)) ?? undefined),
         keyPrefix: z.string().default('tollgate:'),
         commandTimeoutMs: positiveInt.default(100),
+      })
+      .strict()
+      .prefault({}),
+    database: z
+      .object({
+        /** postgres://… (shared by every instance); empty: the embedded SQLite file at `path` (one instance). */
+        url: z
+          .string()
+          .regex(/^(postgres(ql)?:\/\/.+)?$/, 'must be empty (embedded SQLite file) or a postgres:// URL')
+          .nullish()
+          .transform((v) => v ?? ''),
+        path: z.string().min(1).default('data/tollgate.db'),
+        /** Bound on any one database call (admin API, key loads, ledger writes). */
+        timeoutMs: positiveInt.default(2000),
+        /** The longest a request ever waits on the database (an ownership lookup that misses the cache). */
+        requestTimeoutMs: positiveInt.default(100),
+        /** Full reload of keys and ownership: the fallback should a change notification be missed. */
+        refreshIntervalMs: positiveInt.default(10_000),
       })
       .strict()
       .prefault({}),

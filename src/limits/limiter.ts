@@ -52,6 +52,11 @@ export interface Limiter {
   whenConnected(timeoutMs: number): Promise<boolean>;
   /** Resolves when every finish() so far has reached its store (shutdown, tests). */
   settled(): Promise<void>;
+  /**
+   * Takes new limits (a config reload): admissions from now on are planned from `config`;
+   * reservations already made settle as they were made. The store stays the same.
+   */
+  configure(config: Config): void;
   close(): Promise<void>;
 }
 
@@ -82,12 +87,12 @@ class Reservation implements Admission {
 }
 
 class StoreLimiter implements Limiter {
-  private readonly plan: LimitPlan;
+  private plan!: LimitPlan;
   /** Where an `open`-mode limiter goes while the shared store cannot answer; none when the store is memory. */
   private readonly fallback: MemoryStore | undefined;
-  private readonly failOpen: boolean;
+  private failOpen = true;
   /** What budgets are counted in, for 429 messages. */
-  private readonly currency: string;
+  private currency = 'USD';
   private readonly instanceId = randomUUID().slice(0, 8);
   private leaseSeq = 0;
   private readonly pendingSettles = new Set<Promise<void>>();
@@ -97,10 +102,14 @@ class StoreLimiter implements Limiter {
     private readonly store: LimitStore,
     private readonly events: LimitEvents,
   ) {
+    this.configure(config);
+    this.fallback = store instanceof MemoryStore ? undefined : new MemoryStore();
+  }
+
+  configure(config: Config): void {
     this.plan = new LimitPlan(config, config.redis.keyPrefix);
     this.currency = config.metering.prices.currency;
     this.failOpen = config.rateLimits.onStoreError === 'open';
-    this.fallback = store instanceof MemoryStore ? undefined : new MemoryStore();
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {

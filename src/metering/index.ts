@@ -9,7 +9,4 @@ export type { Usage } from './usage.js';
 export { chargeFor, type Charge, type ChargeBasis } from './charge.js';
 export { createPriceBook, type Price, type PriceBook } from './prices.js';
 export { forceStreamUsage, type ForcedBody } from './force-stream-usage.js';
-export { createUsageStore } from './create-usage-store.js';
-export type { UsageStore, UsageStoreEvents, UsageStoreOptions } from './usage-store.js';
-export type { UsageRecord, UsageCounts } from './usage-record.js';
-export type { UsageQuery, UsageRow, UsageGroupBy } from './usage-aggregate.js';
+export { Ledger, type LedgerOptions } from './ledger.js';

@@ -61,6 +61,11 @@ export interface Metrics {
   recordRejection(scope: string, limit: string): void;
   recordUpstreamError(upstream: string, kind: UpstreamErrorKind): void;
   recordStoreError(store: string): void;
+  /** A call to the durable store (database) failed. */
+  recordDatabaseError(): void;
+  /** A usage ledger row was given up: the database was away past the buffer. */
+  recordUsageRowDropped(): void;
+  recordConfigReload(result: 'ok' | 'error'): void;
   /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
   watchBufferedBytes(read: () => number): void;
   /** The exposition text; concurrent scrapes share one rendering. */
@@ -160,6 +165,15 @@ function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
     trainingJobsCreated: counter(registry, 'tollgate_training_jobs_created_total',
       'Training jobs created through the gateway (successful POST), by team, project and kind.',
       ['team', 'project', 'kind']),
+    databaseErrors: counter(registry, 'tollgate_database_errors_total',
+      'Failed calls to the durable store (PostgreSQL or SQLite): key and ownership loads, ledger and audit writes, admin reads and writes.',
+      []),
+    usageRowsDropped: counter(registry, 'tollgate_usage_rows_dropped_total',
+      'Usage ledger rows given up because the database was away longer than the bounded buffer could hold (each is also logged).',
+      []),
+    configReloads: counter(registry, 'tollgate_config_reloads_total',
+      'Configuration reloads (SIGHUP or POST /admin/config/reload), by result: ok, or error (the running configuration stayed).',
+      ['result']),
     cost: counter(registry, 'tollgate_cost_total',
       'Cost of metered usage in the price currency (metering.prices.currency), by team, project and model.',
       ['team', 'project', 'model']),
@@ -285,6 +299,7 @@ function zeroKnownSeries(handles: Handles, known: KnownLabels): void {
   for (const upstream of known.upstreams) for (const kind of UPSTREAM_ERROR_KINDS) handles.upstreamErrors.inc({ upstream, kind }, 0);
   for (const reason of known.authFailureReasons) handles.authFailures.inc({ reason }, 0);
   for (const store of known.stores) handles.storeErrors.inc({ store }, 0);
+  for (const result of ['ok', 'error'] as const) handles.configReloads.inc({ result }, 0);
 }
 
 /** Builds the gateway's metrics on a private registry (never prom-client's global one). */
@@ -320,6 +335,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordRejection: (scope, limit) => handles.rateLimitRejections.inc({ scope, limit }),
     recordUpstreamError: (upstream, kind) => handles.upstreamErrors.inc({ upstream, kind }),
     recordStoreError: (store) => handles.storeErrors.inc({ store }),
+    recordDatabaseError: () => handles.databaseErrors.inc(),
+    recordUsageRowDropped: () => handles.usageRowsDropped.inc(),
+    recordConfigReload: (result) => handles.configReloads.inc({ result }),
     watchBufferedBytes(read) {
       readers.bufferedBytes = read;
     },

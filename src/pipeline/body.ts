@@ -21,11 +21,13 @@ export interface PreparedBody {
   tap(upstreamResponse: IncomingMessage): ResponseTap | undefined;
   /** Gives back the memory budget a buffered body holds (called when the exchange is over). */
   release(): void;
+  /** Bytes of the request body the gateway read or streamed (the ledger's request_bytes). */
+  readonly bytes: number;
 }
 
 const NO_TAP = (): undefined => undefined;
 const NOTHING_HELD = (): void => undefined;
-const NO_BODY: PreparedBody = { open: () => undefined, tap: NO_TAP, release: NOTHING_HELD };
+const NO_BODY: PreparedBody = { open: () => undefined, tap: NO_TAP, release: NOTHING_HELD, bytes: 0 };
 
 /** The settings the body steps read, taken from config once; the shared memory budget and chat checker. */
 export interface BodySettings {
@@ -96,20 +98,25 @@ async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Pr
         contentEncoding: upstreamResponse.headers['content-encoding'],
       }),
     release,
+    bytes: raw.length,
   };
 }
 
 /** An upload (can be hundreds of MB): streamed through, counted, never buffered. */
 function streamedBody(req: IncomingMessage, settings: BodySettings): PreparedBody {
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return NO_BODY;
+  let counter: BodyLimitCounter | undefined;
   return {
     open(onError) {
-      const counter = new BodyLimitCounter(settings.streamBodyLimit, settings.idleMs, req);
+      counter = new BodyLimitCounter(settings.streamBodyLimit, settings.idleMs, req);
       counter.once('error', onError);
       req.pipe(counter);
       return counter;
     },
     tap: NO_TAP,
     release: NOTHING_HELD,
+    get bytes() {
+      return counter?.bytes ?? 0;
+    },
   };
 }

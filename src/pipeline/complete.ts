@@ -1,5 +1,4 @@
-import { UtcLabels } from '../calendar.js';
-import { chargeFor, type Charge, type PriceBook, type UsageStore } from '../metering/index.js';
+import { chargeFor, type Charge, type Ledger, type PriceBook } from '../metering/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/index.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
@@ -7,11 +6,11 @@ import type { Exchange, UpstreamLeg } from './exchange.js';
 export interface CompletionDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
-  readonly usageStore: UsageStore;
+  readonly ledger: Ledger;
   readonly prices: PriceBook;
 }
 
-const labels = new UtcLabels();
+const NOTHING_CHARGED: Charge = { usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, costNanos: 0, estimated: false };
 const INVALID_USAGE_LOG_MS = 60_000;
 let invalidUsageLoggedAt = Number.NEGATIVE_INFINITY;
 
@@ -23,12 +22,14 @@ let invalidUsageLoggedAt = Number.NEGATIVE_INFINITY;
 export function completeExchange(exchange: Exchange, deps: CompletionDeps): void {
   const durationSeconds = (performance.now() - exchange.startedAt) / 1000;
   exchange.metrics.finished(exchange.status, durationSeconds);
-  exchange.releaseBody?.();
+  exchange.body?.release();
   const { leg } = exchange;
-  const charge = leg ? chargeOf(exchange, leg, deps) : undefined;
-  exchange.admission?.finish(charge ? { tokens: charge.usage.total_tokens, costNanos: charge.costNanos } : 0);
-  if (leg && charge) meterExchange(exchange, charge, deps);
-  logExchange(exchange, charge, deps, durationSeconds);
+  // Refused before it reached the upstream: charged nothing (SPEC 6.4).
+  const charge = leg ? chargeOf(exchange, leg, deps) : NOTHING_CHARGED;
+  exchange.admission?.finish({ tokens: charge.usage.total_tokens, costNanos: charge.costNanos });
+  if (exchange.route.limited) recordInLedger(exchange, charge, deps, durationSeconds);
+  if (leg) countUsage(exchange, charge, deps);
+  logExchange(exchange, leg ? charge : undefined, deps, durationSeconds);
 }
 
 /** The model a request is metered and priced as: the one the client asked for (what users search for). */
@@ -64,27 +65,41 @@ function reportInvalidUsage(exchange: Exchange, logger: Logger): void {
 }
 
 /**
- * Records a forwarded exchange as its route's spec says: `tokens` under the model the client
- * asked for, `requests` as a request under "<METHOD> <route>".
+ * One ledger row per request on a limited route whose caller is known (SPEC 14.1): refusals
+ * included, at no cost. A request refused before it could be attributed (401, a malformed or
+ * forbidden project) has no team to charge and no row.
  */
-function meterExchange(exchange: Exchange, charge: Charge, deps: CompletionDeps): void {
+function recordInLedger(exchange: Exchange, charge: Charge, deps: CompletionDeps, durationSeconds: number): void {
+  const { caller, route } = exchange;
+  if (!caller) return;
+  const { usage } = charge;
+  deps.ledger.record({
+    requestId: exchange.id,
+    at: new Date(exchange.arrivedAt).toISOString(),
+    team: caller.project.team,
+    project: caller.project.project,
+    keyId: caller.principal.id,
+    route: route.template,
+    method: exchange.method,
+    status: exchange.status,
+    model: modelOf(exchange, exchange.leg),
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    totalTokens: usage.total_tokens,
+    costNanos: charge.costNanos,
+    estimated: charge.estimated,
+    requestBytes: exchange.body?.bytes ?? 0,
+    durationMs: Math.round(durationSeconds * 1000),
+  });
+}
+
+/** The Prometheus side of metering: tokens, cost and training jobs of a forwarded request. */
+function countUsage(exchange: Exchange, charge: Charge, deps: CompletionDeps): void {
   const { route, caller } = exchange;
   if (!caller || route.metering === 'none') return;
   const { team, project } = caller.project;
   const model = modelOf(exchange, exchange.leg);
-  const { usage } = charge;
-  deps.usageStore.record({
-    day: labels.day(Date.now()),
-    team,
-    project,
-    model,
-    keyId: caller.principal.id,
-    requests: 1,
-    prompt_tokens: usage.prompt_tokens,
-    completion_tokens: usage.completion_tokens,
-    total_tokens: usage.total_tokens,
-  });
-  if (usage.total_tokens > 0) deps.metrics.recordTokens(team, project, model, usage);
+  if (charge.usage.total_tokens > 0) deps.metrics.recordTokens(team, project, model, charge.usage);
   if (charge.costNanos > 0) deps.metrics.recordCost(team, project, model, charge.costNanos);
   const status = exchange.status;
   if (route.trainingJobKind && exchange.method === 'POST' && status >= 200 && status < 300) {

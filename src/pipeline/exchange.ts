@@ -4,6 +4,7 @@ import type { Admission } from '../limits/index.js';
 import type { TapResult } from '../metering/index.js';
 import type { RouteMetrics } from '../observability/index.js';
 import type { ForwardHandle, RouteSpec } from '../proxy/index.js';
+import type { PreparedBody } from './body.js';
 
 /** Who is calling and for which team/project: the first two steps' result. */
 export interface Caller {
@@ -42,10 +43,11 @@ export interface UpstreamLeg {
  */
 export class Exchange {
   readonly startedAt = performance.now();
+  /** Wall-clock arrival (the ledger's `at`). */
+  readonly arrivedAt = Date.now();
   caller?: Caller;
-  chat?: ChatTerms;
-  /** Gives back what the prepared body holds (its share of the buffered-bytes budget). */
-  releaseBody?: () => void;
+  /** What the body step prepared: chat terms, the stream to send, its size and budget share. */
+  body?: PreparedBody;
   admission?: Admission;
   leg?: UpstreamLeg;
   /** The code of the refusal or failure that answered it (for the log line). */
@@ -59,6 +61,11 @@ export class Exchange {
     /** This route's metric series, looked up once per request. */
     readonly metrics: RouteMetrics,
   ) {}
+
+  /** What the chat body said (model, tokens to reserve); undefined for other routes or before the body was read. */
+  get chat(): ChatTerms | undefined {
+    return this.body?.chat;
+  }
 
   /** The status the client saw; 499 (nginx's "client closed request") when it left before any. */
   get status(): number {

@@ -66,9 +66,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const handle = async (req: IncomingMessage, exchange: Exchange): Promise<void> => {
     const { route } = exchange;
     const caller = (exchange.caller = await identify(req));
-    const body = await prepareBody(route, req, bodies);
-    exchange.chat = body.chat;
-    exchange.releaseBody = body.release;
+    const body = (exchange.body = await prepareBody(route, req, bodies));
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
     if (route.limited) {
       const admission = (exchange.admission = await deps.limiter.admit({ ...caller, ...reservationFor(body.chat) }));

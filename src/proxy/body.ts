@@ -94,6 +94,12 @@ export function readBody(req: IncomingMessage, { limit, idleMs, budget }: ReadLi
  */
 export class BodyLimitCounter extends Transform {
   private received = 0;
+
+  /** Bytes passed on so far. */
+  get bytes(): number {
+    return this.received;
+  }
+
   private readonly idle: NodeJS.Timeout;
 
   constructor(

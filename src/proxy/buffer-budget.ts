@@ -8,7 +8,8 @@ import { GatewayError } from '../errors.js';
 export class BufferBudget {
   private held = 0;
 
-  constructor(readonly max: number) {}
+  /** `max` may change (a config reload); bodies already held stay held. */
+  constructor(public max: number) {}
 
   /** Bytes held right now (the `tollgate_buffered_body_bytes` gauge). */
   get used(): number {

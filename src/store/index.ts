@@ -2,3 +2,5 @@ export { openDurableStore, type OpenStoreOptions } from './open.js';
 export type * from './durable-store.js';
 export { DatabaseUnavailableError, InvalidCursorError, KeyIdTakenError, SchemaTooNewError, SecretDigestTakenError } from './errors.js';
 export type { StoreLogger } from './logger.js';
+export { StoreHandle, type StoreHandleOptions } from './handle.js';
+export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';

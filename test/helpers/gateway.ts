@@ -1,4 +1,7 @@
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -20,12 +23,18 @@ export interface RunningGateway {
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> | T[K] : T[K] };
 
-/** The config every integration test starts from: test keys, the given upstreams, memory store. */
+/** A fresh SQLite file for one gateway: test files run in parallel and never share a database. */
+export function tempDatabasePath(): string {
+  return join(mkdtempSync(join(tmpdir(), 'tollgate-db-')), 'tollgate.db');
+}
+
+/** The config every integration test starts from: test keys, the given upstreams, memory store, a SQLite file of its own. */
 export function testConfig(upstreams: { service: string; inference: string }, overrides: Record<string, unknown> = {}): Config {
   const base: Record<string, unknown> = {
     server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000 },
     upstreams: { service: { url: upstreams.service, timeoutMs: 2000 }, inference: { url: upstreams.inference, timeoutMs: 2000 } },
     auth: { keys: KEY_ENTRIES, admin: { keys: ADMIN_ENTRIES } },
+    database: { path: tempDatabasePath() },
     logging: { level: 'silent' },
   };
   return validateConfig(mergeDeep(base, overrides), 'test config');
@@ -44,9 +53,9 @@ function mergeDeep(base: Record<string, unknown>, extra: Record<string, unknown>
   return out;
 }
 
-/** Builds the gateway from config and listens on a free loopback port. */
-export async function startGateway(config: Config): Promise<RunningGateway> {
-  const gateway = await createGateway(config, { logger: pino({ level: 'silent' }) });
+/** Builds the gateway from config and listens on a free loopback port (`configPath`: what a reload re-reads). */
+export async function startGateway(config: Config, configPath?: string): Promise<RunningGateway> {
+  const gateway = await createGateway(config, { logger: pino({ level: 'silent' }), ...(configPath === undefined ? {} : { configPath }) });
   const server = createGatewayServer(config.server, gateway.handleRequest);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -47,5 +47,8 @@ export function recordSampleTraffic(metrics: Metrics): void {
   chat.started();
   metrics.recordUpstreamError('service', 'connect');
   metrics.recordStoreError('redis');
+  metrics.recordDatabaseError();
+  metrics.recordUsageRowDropped();
+  metrics.recordConfigReload('ok');
   metrics.recordTrainingJob('team-a', 'prod', 'sft');
 }

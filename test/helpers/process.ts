@@ -18,10 +18,15 @@ export interface GatewayProcess {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/**
+ * Writes a config file for a gateway process. Unless the YAML names a database, the process
+ * gets a SQLite file of its own beside it: processes of parallel test files never share one.
+ */
 export function writeTempConfig(yaml: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'));
   const path = join(dir, 'config.yaml');
-  writeFileSync(path, yaml);
+  const database = /^database:/m.test(yaml) ? '' : `\ndatabase: { path: "${join(dir, 'tollgate.db')}" }\n`;
+  writeFileSync(path, yaml + database);
   return path;
 }
 

@@ -12,7 +12,8 @@ import { freePort } from '../../helpers/ports.js';
 import { KEY_ENTRIES, KEYS, bearer } from '../../helpers/keys.js';
 import { startGatewayProcess, writeTempConfig } from '../../helpers/process.js';
 import { openHeldChat } from '../../helpers/raw-http.js';
-import { startRedis } from '../../helpers/redis.js';
+import { createTestDatabase } from '../../helpers/postgres.js';
+import { TcpProxy } from '../../helpers/tcp-proxy.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -130,29 +131,34 @@ describe('one shutdown deadline', () => {
     await service.close();
   });
 
-  it('fits draining and the usage flush together in one shutdownGraceMs, even with Redis gone', async () => {
-    const redis = await startRedis();
+  it('fits draining and the ledger flush together in one shutdownGraceMs, even with the database gone', async () => {
+    const database = await createTestDatabase();
+    const relay = new TcpProxy('127.0.0.1', 5432);
+    await relay.start();
+    const databaseUrl = new URL(database.url);
+    databaseUrl.port = String(relay.port);
     const port = await freePort();
     const graceMs = 2000;
-    const yaml = configYaml(true).replace('shutdownGraceMs: 5000', `shutdownGraceMs: ${graceMs}`) + `redis: { url: "${redis.url}" }\n`;
+    const yaml = configYaml(true).replace('shutdownGraceMs: 5000', `shutdownGraceMs: ${graceMs}`) + `database: { url: "${databaseUrl.toString()}" }\n`;
     const proc = startGatewayProcess({ TOLLGATE_CONFIG: writeTempConfig(yaml), PORT: String(port), SERVICE_URL: service.url });
     try {
       await proc.waitFor('tollgate listening');
-      // A stream that never ends by itself, and a Redis that will not take its usage record.
+      // A stream that never ends by itself, and a database that will not take its ledger row.
       const { res } = await openHeldChat(port, { authorization: bearer(KEYS.teamA) }, JSON.stringify({ model: 'm', messages: [], stream: true }), service);
       res.resume();
-      await redis.kill();
+      relay.stall();
       const signalledAt = Date.now();
       proc.kill('SIGTERM');
       expect(await proc.exited()).toBe(0);
       // Before: the grace period for in-flight requests, then a second one for the usage flush.
       expect(Date.now() - signalledAt).toBeLessThan(graceMs + 1400);
       expect(proc.output()).toContain('grace period over');
-      // The stream cut at the deadline was still metered: its record is the one Redis could not take.
-      expect(proc.output()).toContain('dropped the oldest unwritten usage record');
+      // The stream cut at the deadline was still metered: its row is the one the database could not take.
+      expect(proc.output()).toContain('usage ledger row dropped');
     } finally {
       proc.kill('SIGKILL');
-      await redis.stop();
+      await relay.close();
+      await database.drop();
     }
   });
 });

@@ -200,7 +200,7 @@ describe('gateway-owned endpoints', () => {
     expect(health.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const ready = await request(stack.gw.url).get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', store: 'connected' });
+    expect(ready.body).toEqual({ status: 'ready', store: 'connected', database: 'connected' });
   });
 
   it('turns /readyz 503 while draining', async () => {
@@ -209,7 +209,7 @@ describe('gateway-owned endpoints', () => {
       other.gw.gateway.startDraining();
       const ready = await request(other.gw.url).get('/readyz');
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: 'draining', store: 'connected' });
+      expect(ready.body).toEqual({ status: 'draining', store: 'connected', database: 'connected' });
       expect(ready.headers.connection).toBe('close');
     } finally {
       await other.close();

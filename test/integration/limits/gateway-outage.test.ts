@@ -65,7 +65,7 @@ for (const mode of ['open', 'closed'] as const) {
         });
         const ready = await request(stack.gw.url).get('/readyz');
         expect(ready.status).toBe(503);
-        expect(ready.body).toEqual({ status: 'store_unavailable', store: 'unavailable' });
+        expect(ready.body).toEqual({ status: 'store_unavailable', store: 'unavailable', database: 'connected' });
       }
       expect(await storeErrors()).toBeGreaterThan(errorsBefore);
       // Unlimited routes and liveness do not depend on the store.

@@ -47,6 +47,7 @@ export function buildLimiter(config: Config, events: LimitEvents, leaseTtlMs?: n
     storeConnected: () => limiter.storeConnected(),
     whenConnected: (timeoutMs) => limiter.whenConnected(timeoutMs),
     settled: () => limiter.settled(),
+    configure: (next) => limiter.configure(next),
     async close() {
       await limiter.close();
       connection?.disconnect();

@@ -6,30 +6,30 @@ import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
-import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 
 /**
- * SPEC 6.4 / 7: usage recorded by two gateway instances sharing one Redis adds up in one place,
- * and /admin/usage reports exactly the sum of what the upstream reported.
+ * SPEC 6.4 / 7 / 14: usage recorded by two gateway instances sharing one PostgreSQL adds up in
+ * one ledger, and /admin/usage reports exactly the sum of what the upstream reported.
  */
 describe('usage metering across two gateway instances', () => {
-  let redis: TestRedis;
+  let database: TestDatabase;
   let service: FakeUpstream;
   let inference: FakeUpstream;
   let gateways: RunningGateway[];
   const today = utcDay();
 
   beforeAll(async () => {
-    redis = await startRedis();
+    database = await createTestDatabase();
     service = await startTrainingService();
     inference = await startInferenceHost();
-    const config = testConfig({ service: service.url, inference: inference.url }, { redis: { url: redis.url } });
+    const config = testConfig({ service: service.url, inference: inference.url }, { database: { url: database.url } });
     gateways = [await startGateway(config), await startGateway(config)];
   });
   afterAll(async () => {
     for (const gw of gateways) await gw.close();
     await Promise.all([service.close(), inference.close()]);
-    await redis.stop();
+    await database.drop();
   });
 
   const chat = (gw: RunningGateway, key: string, project: string, model: string, usage: string, stream = false) =>
@@ -64,22 +64,23 @@ describe('usage metering across two gateway instances', () => {
     expect(byModel.status).toBe(200);
     expect(byModel.body).toEqual({
       object: 'list',
+      currency: 'USD',
       data: [
-        { team: 'team-a', project: 'prod', model: 'llama-8b', requests: 1, prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
-        { team: 'team-a', project: 'prod', model: 'qwen-14b', requests: 3, prompt_tokens: 160, completion_tokens: 35, total_tokens: 195 },
-        { team: 'team-a', project: 'research', model: 'qwen-14b', requests: 1, prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
-        { team: 'team-b', project: 'batch', model: 'llama-8b', requests: 2, prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 },
+        { team: 'team-a', project: 'prod', model: 'llama-8b', requests: 1, prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, cost: 0 },
+        { team: 'team-a', project: 'prod', model: 'qwen-14b', requests: 3, prompt_tokens: 160, completion_tokens: 35, total_tokens: 195, cost: 0 },
+        { team: 'team-a', project: 'research', model: 'qwen-14b', requests: 1, prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, cost: 0 },
+        { team: 'team-b', project: 'batch', model: 'llama-8b', requests: 2, prompt_tokens: 300, completion_tokens: 40, total_tokens: 340, cost: 0 },
       ],
     });
 
     const byKey = await usage(`from=${today}&to=${today}&team=team-a&project=prod&groupBy=key`);
     expect(byKey.body.data).toEqual([
-      { team: 'team-a', project: 'prod', key: 'team-a-bot', requests: 3, prompt_tokens: 157, completion_tokens: 28, total_tokens: 185 },
-      { team: 'team-a', project: 'prod', key: 'team-a-prod', requests: 1, prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+      { team: 'team-a', project: 'prod', key: 'team-a-bot', requests: 3, prompt_tokens: 157, completion_tokens: 28, total_tokens: 185, cost: 0 },
+      { team: 'team-a', project: 'prod', key: 'team-a-prod', requests: 1, prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, cost: 0 },
     ]);
 
     const byDay = await usage(`from=${today}&to=${today}&team=team-b&groupBy=day`);
-    expect(byDay.body.data).toEqual([{ team: 'team-b', project: 'batch', day: today, requests: 2, prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 }]);
+    expect(byDay.body.data).toEqual([{ team: 'team-b', project: 'batch', day: today, requests: 2, prompt_tokens: 300, completion_tokens: 40, total_tokens: 340, cost: 0 }]);
   });
 
   it('meters a stream whose usage chunk the gateway forced and hid from the client', async () => {
@@ -87,7 +88,7 @@ describe('usage metering across two gateway instances', () => {
     expect(res.text).not.toContain('"prompt_tokens"');
     await gateways[0]!.gateway.settled();
     const rows = await usage(`from=${today}&to=${today}&team=team-b&project=streams`);
-    expect(rows.body.data).toEqual([{ team: 'team-b', project: 'streams', requests: 1, prompt_tokens: 11, completion_tokens: 22, total_tokens: 33 }]);
+    expect(rows.body.data).toEqual([{ team: 'team-b', project: 'streams', requests: 1, prompt_tokens: 11, completion_tokens: 22, total_tokens: 33, cost: 0 }]);
   });
 
   it('attributes usage to the project of the openai client', async () => {
@@ -97,7 +98,7 @@ describe('usage metering across two gateway instances', () => {
     for await (const chunk of stream) void chunk;
     await gateways[1]!.gateway.settled();
     const rows = await usage(`from=${today}&to=${today}&team=team-a&project=openai-sdk&groupBy=model`);
-    expect(rows.body.data).toEqual([{ team: 'team-a', project: 'openai-sdk', model: 'qwen-14b', requests: 2, prompt_tokens: 24, completion_tokens: 10, total_tokens: 34 }]);
+    expect(rows.body.data).toEqual([{ team: 'team-a', project: 'openai-sdk', model: 'qwen-14b', requests: 2, prompt_tokens: 24, completion_tokens: 10, total_tokens: 34, cost: 0 }]);
   });
 
   it('counts preview and model-list requests per team/project/route, with no tokens', async () => {
@@ -112,8 +113,8 @@ describe('usage metering across two gateway instances', () => {
     await Promise.all(gateways.map((gw) => gw.gateway.settled()));
     const rows = await usage(`from=${today}&to=${today}&team=team-b&project=rl&groupBy=model`);
     expect(rows.body.data).toEqual([
-      { team: 'team-b', project: 'rl', model: 'GET /v1/models', requests: 1, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      { team: 'team-b', project: 'rl', model: 'POST /v1/preview/training-jobs', requests: 1, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      { team: 'team-b', project: 'rl', model: 'GET /v1/models', requests: 1, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 },
+      { team: 'team-b', project: 'rl', model: 'POST /v1/preview/training-jobs', requests: 1, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 },
     ]);
   });
 

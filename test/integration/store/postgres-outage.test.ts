@@ -5,7 +5,7 @@ import { freePort } from '../../helpers/ports.js';
 import { createTestDatabase, terminateBackends, type TestDatabase } from '../../helpers/postgres.js';
 import { eventually } from '../../helpers/wait.js';
 import { ChangeRecorder, digest, keyRecord, rejection } from './store-fixtures.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { TcpProxy } from '../../helpers/tcp-proxy.js';
 
 let database: TestDatabase;
 let proxy: TcpProxy;

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { parseUsageQuery } from '../../../src/admin/usage-query.js';
+import { csvRequested, parseUsageQuery } from '../../../src/admin/usage-query.js';
 
 function rejection(query: Record<string, unknown>): { status: number; code: string; param: string | null; message: string } {
   try {
     parseUsageQuery(query);
+    csvRequested(query);
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     return { status: err.status, code: err.code, param: err.param, message: err.message };
@@ -52,12 +53,19 @@ describe('parseUsageQuery', () => {
     [{ from: '2025-06-01', to: '2025-6-2' }, 'to', 'Query parameter "to" must be a calendar day as YYYY-MM-DD, got "2025-6-2".'],
     [{ from: '2025-06-01T00:00:00Z', to: '2025-06-02' }, 'from', 'Query parameter "from" must be a calendar day as YYYY-MM-DD, got "2025-06-01T00:00:00Z".'],
     [{ from: ['2025-06-01', '2025-06-02'], to: '2025-06-02' }, 'from', 'Query parameter "from" must be given once, as a plain value.'],
-    [{ from: '2025-06-01', to: '2025-06-02', groupBy: 'team' }, 'groupBy', 'Query parameter "groupBy" must be model, key or day, got "team".'],
+    [{ from: '2025-06-01', to: '2025-06-02', groupBy: 'team' }, 'groupBy', 'Query parameter "groupBy" must be one of model, key, day, month, route, got "team".'],
+    [{ from: '2025-06-01', to: '2025-06-02', format: 'xml' }, 'format', 'Query parameter "format" must be csv or json, got "xml".'],
+    [{ from: '2025-06-01', to: '2025-06-02', key: 'a b' }, 'key', 'Query parameter "key" must be a key id (visible ASCII, at most 200 characters).'],
     [{ from: '2025-06-01', to: '2025-06-02', team: '' }, 'team', 'Query parameter "team" must be 1-128 of [A-Za-z0-9._-], got "".'],
     [{ from: '2025-06-01', to: '2025-06-02', project: 'a/b' }, 'project', 'Query parameter "project" must be 1-128 of [A-Za-z0-9._-], got "a/b".'],
-    [{ from: '2025-06-01', to: '2025-06-02', model: 'x' }, 'model', 'Unknown query parameter "model"; use from, to, team, project, groupBy.'],
+    [{ from: '2025-06-01', to: '2025-06-02', model: 'x' }, 'model', 'Unknown query parameter "model"; use from, to, team, project, key, groupBy, format.'],
   ])('answers 400 invalid_query for %j', (query, param, message) => {
     expect(rejection(query)).toEqual({ status: 400, code: 'invalid_query', param, message });
+  });
+
+  it('accepts groupBy month and route, and a key filter (SPEC 7)', () => {
+    expect(parseUsageQuery({ from: '2025-06-01', to: '2025-06-30', key: 'ci-bot', groupBy: 'month' })).toEqual({ from: '2025-06-01', to: '2025-06-30', key: 'ci-bot', groupBy: 'month' });
+    expect(parseUsageQuery({ from: '2025-06-01', to: '2025-06-30', groupBy: 'route' }).groupBy).toBe('route');
   });
 
   it('renders as an OpenAI invalid_request_error body', () => {

@@ -88,7 +88,7 @@ describe('parseConfig', () => {
     expect(loadConfig('config/default.yaml', {}).auth.keys).toEqual([]);
     const example = loadConfig('config/example.yaml', {});
     expect(example.auth.keys[0]?.limits).toEqual({ rpm: 600, tpm: 200000, concurrency: 16, tokensPerDay: 5000000 });
-    expect(example.rateLimits.projects['team-a/prod']).toEqual({ rpm: 5000, tokensPerDay: 50000000 });
+    expect(example.rateLimits.projects['team-a/prod']).toEqual({ rpm: 5000, tokensPerDay: 50000000, costPerMonth: 2000 });
     expect(readFileSync('config/example.yaml', 'utf8')).toContain('cluster:');
   });
 });

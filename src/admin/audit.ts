@@ -1,0 +1,67 @@
+import type { RequestHandler } from 'express';
+import type { Logger } from '../observability/index.js';
+import { BatchWriter, DatabaseUnavailableError, type AuditEntry, type StoreHandle } from '../store/index.js';
+import { GatewayError } from '../errors.js';
+import { dayRange, onlyParams, singleParam } from './request.js';
+
+/** What an admin write or a reload did, as the audit log records it (SPEC 12.3). */
+export type AuditAction = 'key.create' | 'key.update' | 'key.rotate' | 'key.revoke' | 'resource.assign' | 'resource.release' | 'config.reload';
+
+/**
+ * The audit log's writer: entries go to the durable store off the request path, and wait in a
+ * bounded buffer (retried) while the database is away, so an outage does not lose them. An
+ * entry never holds a secret: targets are key ids, resource ids or `config`.
+ */
+export class AuditTrail {
+  private readonly writer: BatchWriter<AuditEntry>;
+
+  constructor(handle: StoreHandle, logger: Logger, onDatabaseError: () => void) {
+    this.writer = new BatchWriter<AuditEntry>({
+      write: async (batch) => {
+        const store = handle.require();
+        for (const entry of batch) await store.appendAudit(entry);
+      },
+      maxBuffered: 10_000,
+      onDropped: (entry, reason) => logger.error({ audit: entry, reason }, 'audit entry dropped: the database was away too long'),
+      onWriteError: onDatabaseError,
+    });
+  }
+
+  record(actor: string, action: AuditAction, target: string, result: string, requestId: string): void {
+    this.writer.add({ at: new Date().toISOString(), actor, action, target, result, requestId });
+  }
+
+  /** Writes what is buffered, until `deadline` (reads wait on it: a write is visible to the next read). */
+  flush(deadline?: number): Promise<void> {
+    return this.writer.flush(deadline);
+  }
+
+  close(deadline: number): Promise<void> {
+    return this.writer.close(deadline);
+  }
+}
+
+/** Longest range one audit query may cover, in days. */
+const MAX_AUDIT_DAYS = 366;
+
+/** `GET /admin/audit?from=&to=[&actor=][&action=]` → `{"object":"list","data":[...]}` in time order. */
+export function listAuditHandler(handle: StoreHandle, trail: AuditTrail): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const query = req.query as Record<string, unknown>;
+      onlyParams(query, ['from', 'to', 'actor', 'action']);
+      const range = dayRange(query, MAX_AUDIT_DAYS);
+      const actor = singleParam(query, 'actor');
+      const action = singleParam(query, 'action');
+      await trail.flush(Date.now() + 1000);
+      const entries = await handle.require().listAudit({ ...range, ...(actor === undefined ? {} : { actor }), ...(action === undefined ? {} : { action }) });
+      res.json({ object: 'list', data: entries });
+    } catch (err) {
+      next(err instanceof DatabaseUnavailableError ? databaseUnavailable() : err);
+    }
+  };
+}
+
+export function databaseUnavailable(): GatewayError {
+  return new GatewayError(503, 'database_unavailable', 'The database cannot be reached right now; retry shortly.', { 'retry-after': '1' });
+}

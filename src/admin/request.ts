@@ -1,0 +1,63 @@
+import type { Request } from 'express';
+import type { z } from 'zod';
+import { dayStart } from '../calendar.js';
+import { GatewayError } from '../errors.js';
+
+/** The path of a zod issue as a `param` names it: `limits.rpm`, `projects[1]`. */
+function paramOf(path: ReadonlyArray<PropertyKey>): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || 'body';
+}
+
+/** The admin API's 400 for a body: `invalid_request`, `param` naming the field. */
+export function invalidRequest(param: string, message: string): GatewayError {
+  return new GatewayError(400, 'invalid_request', message, {}, param);
+}
+
+/** The admin API's 400 for a query string: `invalid_query`, `param` naming the parameter. */
+export function invalidQuery(param: string, message: string): GatewayError {
+  return new GatewayError(400, 'invalid_query', message, {}, param);
+}
+
+/** Validates a JSON body (already parsed by express.json) or throws 400 naming the first bad field. */
+export function parseBody<S extends z.ZodType>(schema: S, req: Request): z.output<S> {
+  const body: unknown = req.body ?? {};
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const param = paramOf(issue.path);
+  const detail = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+  throw invalidRequest(issue.code === 'unrecognized_keys' ? issue.keys[0]! : param, `${param}: ${detail}`);
+}
+
+/** A query parameter given at most once, as a plain value. */
+export function singleParam(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw invalidQuery(name, `Query parameter "${name}" must be given once, as a plain value.`);
+  return value;
+}
+
+/** Refuses query parameters the route does not know. */
+export function onlyParams(query: Record<string, unknown>, known: readonly string[]): void {
+  for (const name of Object.keys(query)) {
+    if (!known.includes(name)) throw invalidQuery(name, `Unknown query parameter "${name}"; use ${known.join(', ')}.`);
+  }
+}
+
+/** A required UTC day (`YYYY-MM-DD`). */
+export function requiredDay(query: Record<string, unknown>, name: string): string {
+  const value = singleParam(query, name);
+  if (value === undefined) throw invalidQuery(name, `Query parameter "${name}" is required (a UTC day, YYYY-MM-DD).`);
+  if (Number.isNaN(dayStart(value))) throw invalidQuery(name, `Query parameter "${name}" must be a calendar day as YYYY-MM-DD, got "${value}".`);
+  return value;
+}
+
+/** `from` and `to` (inclusive UTC days), `from` not after `to`, at most `maxDays` apart. */
+export function dayRange(query: Record<string, unknown>, maxDays: number): { from: string; to: string } {
+  const from = requiredDay(query, 'from');
+  const to = requiredDay(query, 'to');
+  const span = (dayStart(to) - dayStart(from)) / 86_400_000 + 1;
+  if (span < 1) throw invalidQuery('from', `Query parameter "from" (${from}) is after "to" (${to}).`);
+  if (span > maxDays) throw invalidQuery('to', `The range from ${from} to ${to} covers ${span} days; at most ${maxDays} are allowed.`);
+  return { from, to };
+}

@@ -1,0 +1,92 @@
+import type { ApiKeyRecord, StoredKey } from '../store/index.js';
+import type { LimitSet } from '../limits/index.js';
+import { AuthFailure } from './failure.js';
+import type { Principal } from './principal.js';
+
+/** A key made through the admin API, as this instance holds it. */
+export interface RuntimeKey {
+  readonly record: ApiKeyRecord;
+  /** A new object whenever the key changes: limit plans are cached per Principal object. */
+  readonly principal: Principal;
+  readonly expiresAtMs: number | null;
+}
+
+interface SecretEntry {
+  readonly key: RuntimeKey;
+  /** Epoch ms after which this (rotated-out) secret stops working; null for the current one. */
+  readonly validUntilMs: number | null;
+}
+
+const toMs = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
+
+function principalOf(record: ApiKeyRecord): Principal {
+  return {
+    kind: 'key',
+    id: record.id,
+    team: record.team,
+    projects: new Set(record.projects),
+    defaultProject: record.defaultProject,
+    limits: record.limits as LimitSet,
+  };
+}
+
+/**
+ * The keys of the admin API, in memory: every request's lookup is a map probe by the digest of
+ * the presented secret, never a database round trip. The durable store fills it (a full load,
+ * then one key at a time as changes are announced); a key's secrets, record and principal
+ * change together.
+ */
+export class RuntimeKeys {
+  private byDigest = new Map<string, SecretEntry>();
+  private byId = new Map<string, { key: RuntimeKey; digests: readonly string[] }>();
+
+  /** Replaces everything with a full load. */
+  replaceAll(stored: readonly StoredKey[]): void {
+    this.byDigest = new Map();
+    this.byId = new Map();
+    for (const key of stored) this.apply(key.record.id, key);
+  }
+
+  /** Puts one key as the store now has it (undefined: it no longer exists). */
+  apply(id: string, stored: StoredKey | undefined): void {
+    const previous = this.byId.get(id);
+    if (previous) for (const digest of previous.digests) this.byDigest.delete(digest);
+    this.byId.delete(id);
+    if (!stored) return;
+    const key: RuntimeKey = { record: stored.record, principal: principalOf(stored.record), expiresAtMs: toMs(stored.record.expiresAt) };
+    for (const secret of stored.secrets) this.byDigest.set(secret.sha256, { key, validUntilMs: toMs(secret.validUntil) });
+    this.byId.set(id, { key, digests: stored.secrets.map((s) => s.sha256) });
+  }
+
+  /** Live keys (not revoked), for the admin API's reads. */
+  records(): ApiKeyRecord[] {
+    return [...this.byId.values()].map((entry) => entry.key.record).filter((record) => record.revokedAt === null);
+  }
+
+  record(id: string): ApiKeyRecord | undefined {
+    const record = this.byId.get(id)?.key.record;
+    return record?.revokedAt === null ? record : undefined;
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /**
+   * The principal of a presented secret's digest, or undefined when no runtime key has it.
+   * A key that is revoked, disabled or expired, or a rotated-out secret past its overlap, is a
+   * 401 that says which.
+   */
+  authenticate(digest: string, now: number): Principal | undefined {
+    const entry = this.byDigest.get(digest);
+    if (!entry) return undefined;
+    const { key, validUntilMs } = entry;
+    if (key.record.revokedAt !== null) throw new AuthFailure('revoked', 'This API key has been revoked.');
+    if (key.record.disabled) throw new AuthFailure('disabled', 'This API key is disabled.');
+    if (key.expiresAtMs !== null && now >= key.expiresAtMs) throw new AuthFailure('expired', `This API key expired at ${key.record.expiresAt}.`);
+    if (validUntilMs !== null && now >= validUntilMs) {
+      throw new AuthFailure('rotated', 'This secret was replaced when the key was rotated and its overlap has ended; use the new one.');
+    }
+    return key.principal;
+  }
+}

@@ -1,0 +1,73 @@
+import type { Config } from './schema.js';
+
+/**
+ * Settings a running instance cannot change: the listener it is bound to, its connections to
+ * Redis and the database, the metrics listener and path, and the listener's own timeouts and
+ * caps. A reload lists them (`restartRequired`) and leaves them as they were.
+ */
+const RESTART_REQUIRED: readonly string[] = [
+  'server.host',
+  'server.port',
+  'server.headersTimeoutMs',
+  'server.requestTimeoutMs',
+  'server.keepAliveTimeoutMs',
+  'server.maxConnections',
+  'server.maxHeaderBytes',
+  'redis',
+  'database',
+  'metrics.port',
+  'metrics.path',
+  'metrics.maxTeamProjects',
+];
+
+export interface ConfigChanges {
+  /** Setting paths (`section.key`) whose value differs, in config order. */
+  readonly changed: readonly string[];
+  /** Those of them that only a restart applies. */
+  readonly restartRequired: readonly string[];
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** What a reload from `before` to `after` changes, at the granularity of `section.key` (`auth.keys`, `upstreams.service`). */
+export function diffConfig(before: Config, after: Config): ConfigChanges {
+  const changed: string[] = [];
+  for (const section of Object.keys(after) as Array<keyof Config>) {
+    const a = before[section] as unknown;
+    const b = after[section] as unknown;
+    if (same(a, b)) continue;
+    if (typeof b !== 'object' || b === null || typeof a !== 'object' || a === null) {
+      changed.push(section);
+      continue;
+    }
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const key of keys) {
+      if (!same((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) changed.push(`${section}.${key}`);
+    }
+  }
+  const restartRequired = changed.filter((path) => RESTART_REQUIRED.some((r) => path === r || path.startsWith(`${r}.`)));
+  return { changed, restartRequired };
+}
+
+/**
+ * The configuration to run after a reload: the new one, with every restart-only setting kept
+ * as the process started with it (so what runs never claims settings it does not apply).
+ */
+export function applicableConfig(running: Config, next: Config): Config {
+  return {
+    ...next,
+    server: {
+      ...next.server,
+      host: running.server.host,
+      port: running.server.port,
+      headersTimeoutMs: running.server.headersTimeoutMs,
+      requestTimeoutMs: running.server.requestTimeoutMs,
+      keepAliveTimeoutMs: running.server.keepAliveTimeoutMs,
+      maxConnections: running.server.maxConnections,
+      maxHeaderBytes: running.server.maxHeaderBytes,
+    },
+    redis: running.redis,
+    database: running.database,
+    metrics: { ...next.metrics, port: running.metrics.port, path: running.metrics.path, maxTeamProjects: running.metrics.maxTeamProjects },
+  };
+}

@@ -1,0 +1,69 @@
+import { DAY_MS } from '../calendar.js';
+import { BatchWriter, type LedgerRow, type StoreHandle } from '../store/index.js';
+
+export interface LedgerOptions {
+  /** Rows older than this many days are deleted, once a day. */
+  readonly retentionDays: () => number;
+  /** Rows kept while the database is away (default 100,000). */
+  readonly maxBuffered?: number;
+  readonly onDropped: (row: LedgerRow, reason: 'buffer_full' | 'closed') => void;
+  readonly onDatabaseError: (err: unknown) => void;
+}
+
+/**
+ * The usage ledger's writer (SPEC 14.1): one row per request on a limited route, written in
+ * batches off the request path. Rows wait in a bounded buffer (and are retried) while the
+ * database is away; a batch retried after a lost reply is not counted twice (rows are unique by
+ * request id). Deletes rows past the retention once a day.
+ */
+export class Ledger {
+  private readonly writer: BatchWriter<LedgerRow>;
+  private readonly retention: NodeJS.Timeout;
+
+  constructor(
+    private readonly handle: StoreHandle,
+    private readonly options: LedgerOptions,
+  ) {
+    this.writer = new BatchWriter<LedgerRow>({
+      write: (batch) => handle.require().insertLedgerRows(batch),
+      ...(options.maxBuffered === undefined ? {} : { maxBuffered: options.maxBuffered }),
+      onDropped: options.onDropped,
+      onWriteError: options.onDatabaseError,
+    });
+    this.retention = setInterval(() => void this.deleteExpired(), DAY_MS);
+    this.retention.unref();
+  }
+
+  /** Adds a row; never blocks, never throws. */
+  record(row: LedgerRow): void {
+    this.writer.add(row);
+  }
+
+  /** Rows not written yet (buffered while the database is away). */
+  get pending(): number {
+    return this.writer.pending;
+  }
+
+  /** Writes what is buffered, until `deadline` (epoch ms). */
+  flush(deadline?: number): Promise<void> {
+    return this.writer.flush(deadline);
+  }
+
+  /** A last flush until `deadline`; what is still unwritten then is dropped (and reported). */
+  async close(deadline: number): Promise<void> {
+    clearInterval(this.retention);
+    await this.writer.close(deadline);
+  }
+
+  /** Deletes rows older than the retention; answers how many (0 while the database is away). */
+  async deleteExpired(now = Date.now()): Promise<number> {
+    const store = this.handle.current;
+    if (!store) return 0;
+    try {
+      return await store.deleteLedgerBefore(new Date(now - this.options.retentionDays() * DAY_MS).toISOString());
+    } catch (err) {
+      this.options.onDatabaseError(err);
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Writes records to the database in batches, off the request path: a record is added to a
+ * bounded buffer and written with the next batch. A batch that fails goes back to the front of
+ * the buffer and is retried with backoff, so a database that is away loses nothing until the
+ * buffer is full; then the oldest records are dropped, each reported. Writes must be idempotent
+ * (a batch whose reply was lost is written again).
+ */
+export interface BatchWriterOptions<T> {
+  /** Writes one batch; rejects when it could not. */
+  readonly write: (batch: readonly T[]) => Promise<unknown>;
+  /** Records kept while the database is away (default 100,000). */
+  readonly maxBuffered?: number;
+  /** Records per write (default 500). */
+  readonly maxBatch?: number;
+  /** How long records gather before a write (default 50 ms). */
+  readonly batchDelayMs?: number;
+  /** A record given up for good: the buffer was full, or the writer closed with it unwritten. */
+  readonly onDropped: (record: T, reason: 'buffer_full' | 'closed') => void;
+  /** A write failed (it will be retried). */
+  readonly onWriteError: (err: unknown) => void;
+}
+
+const MAX_RETRY_DELAY_MS = 5000;
+
+export class BatchWriter<T> {
+  private buffer: T[] = [];
+  private writing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private closed = false;
+  private readonly maxBuffered: number;
+  private readonly maxBatch: number;
+  private readonly batchDelayMs: number;
+  private waiters: Array<() => void> = [];
+
+  constructor(private readonly options: BatchWriterOptions<T>) {
+    this.maxBuffered = options.maxBuffered ?? 100_000;
+    this.maxBatch = options.maxBatch ?? 500;
+    this.batchDelayMs = options.batchDelayMs ?? 50;
+  }
+
+  /** Records waiting to be written. */
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  /** Adds a record; never blocks, never throws. */
+  add(record: T): void {
+    if (this.closed) {
+      this.options.onDropped(record, 'closed');
+      return;
+    }
+    this.buffer.push(record);
+    if (this.buffer.length > this.maxBuffered) this.options.onDropped(this.buffer.shift()!, 'buffer_full');
+    this.schedule(this.batchDelayMs);
+  }
+
+  /** Resolves once everything added so far is written, or at `deadline` (epoch ms), whichever is first. */
+  async flush(deadline = Number.POSITIVE_INFINITY): Promise<void> {
+    while ((this.buffer.length > 0 || this.writing) && Date.now() < deadline) {
+      if (!this.writing && this.failures === 0) this.writeNext();
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        const timer = setTimeout(resolve, Math.max(0, Math.min(deadline - Date.now(), MAX_RETRY_DELAY_MS)));
+        timer.unref();
+      });
+    }
+  }
+
+  /** One last flush until `deadline`, then what is left is dropped (and reported). */
+  async close(deadline: number): Promise<void> {
+    await this.flush(deadline);
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const record of this.buffer.splice(0)) this.options.onDropped(record, 'closed');
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer || this.writing || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.writeNext();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private writeNext(): void {
+    if (this.writing || this.buffer.length === 0) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.buffer.splice(0, this.maxBatch);
+    this.writing = this.options.write(batch).then(
+      () => {
+        this.failures = 0;
+      },
+      (err: unknown) => {
+        this.failures += 1;
+        this.options.onWriteError(err);
+        // Back in front, oldest first; past the bound the oldest go.
+        this.buffer = batch.concat(this.buffer);
+        while (this.buffer.length > this.maxBuffered) this.options.onDropped(this.buffer.shift()!, 'buffer_full');
+      },
+    );
+    void this.writing.finally(() => {
+      this.writing = null;
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const wake of waiters) wake();
+      if (this.buffer.length > 0) this.schedule(this.failures === 0 ? 0 : Math.min(100 * 2 ** this.failures, MAX_RETRY_DELAY_MS));
+    });
+  }
+}
