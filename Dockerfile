@@ -1,6 +1,9 @@
 # syntax=docker/dockerfile:1
 # --- build: compile TypeScript with the dev dependencies ---
 FROM node:20-bookworm-slim AS build
+# better-sqlite3 compiles its native module from source (no prebuilt binary is fetched here).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,17 +12,29 @@ COPY src ./src
 # Only src/ is compiled: the benchmark is not part of the image.
 RUN npm run build
 
-# --- runtime: production dependencies and the compiled output only ---
+# --- deps: production dependencies only, native modules compiled with the same toolchain ---
+FROM node:20-bookworm-slim AS deps
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# --- runtime: node_modules and the compiled output, no compiler, not root ---
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     TOLLGATE_CONFIG=/etc/tollgate/config.yaml
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The default config is baked in; mount your own at /etc/tollgate/config.yaml
 # (docker run -v $PWD/my.yaml:/etc/tollgate/config.yaml:ro ...).
 COPY config/default.yaml /etc/tollgate/config.yaml
+# The embedded SQLite file (database.path: data/tollgate.db) lives here: writable by the
+# non-root user, and a volume so keys, ownership and the ledger outlive the container.
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME ["/app/data"]
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \

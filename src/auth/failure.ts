@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 
 /** Why authentication failed: the `reason` label of tollgate_auth_failures_total. */
-export const AUTH_FAILURE_REASONS = ['missing', 'malformed', 'unknown_key', 'invalid_token', 'expired', 'disabled', 'revoked', 'rotated', 'admin_key', 'not_admin'] as const;
+export const AUTH_FAILURE_REASONS = ['missing', 'malformed', 'unknown_key', 'invalid_token', 'expired', 'disabled', 'revoked', 'admin_key', 'not_admin'] as const;
 export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
 
 /** A 401 (or 403 for a non-admin key on /admin) that also says why, for metrics. */

@@ -73,20 +73,18 @@ export class RuntimeKeys {
   }
 
   /**
-   * The principal of a presented secret's digest, or undefined when no runtime key has it.
-   * A key that is revoked, disabled or expired, or a rotated-out secret past its overlap, is a
-   * 401 that says which.
+   * The principal of a presented secret's digest, or undefined when no runtime key has it — a
+   * secret rotated out whose overlap has ended included (the store forgets it soon after). A key
+   * that is revoked, disabled or expired is a 401 that says which.
    */
   authenticate(digest: string, now: number): Principal | undefined {
     const entry = this.byDigest.get(digest);
     if (!entry) return undefined;
     const { key, validUntilMs } = entry;
+    if (validUntilMs !== null && now >= validUntilMs) return undefined;
     if (key.record.revokedAt !== null) throw new AuthFailure('revoked', 'This API key has been revoked.');
     if (key.record.disabled) throw new AuthFailure('disabled', 'This API key is disabled.');
     if (key.expiresAtMs !== null && now >= key.expiresAtMs) throw new AuthFailure('expired', `This API key expired at ${key.record.expiresAt}.`);
-    if (validUntilMs !== null && now >= validUntilMs) {
-      throw new AuthFailure('rotated', 'This secret was replaced when the key was rotated and its overlap has ended; use the new one.');
-    }
     return key.principal;
   }
 }

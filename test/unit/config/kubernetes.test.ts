@@ -32,17 +32,24 @@ describe('config/kubernetes/tollgate.yaml', () => {
     expect(redis.valueFrom.secretKeyRef).toEqual({ name: 'tollgate-redis', key: 'url' });
   });
 
-  it('ships a config the gateway accepts, pointing at Redis', () => {
-    const config = parseConfig(byKind('ConfigMap').data['config.yaml'], { REDIS_URL: 'redis://redis:6379' });
+  it('ships a config the gateway accepts, pointing at Redis and PostgreSQL', () => {
+    const config = parseConfig(byKind('ConfigMap').data['config.yaml'], { REDIS_URL: 'redis://redis:6379', DATABASE_URL: 'postgres://tollgate@postgres:5432/tollgate' });
     expect(config.redis.url).toBe('redis://redis:6379');
+    expect(config.database.url).toBe('postgres://tollgate@postgres:5432/tollgate');
     expect(config.server.trustProxy).toBe(true);
+  });
+
+  it('takes the database URL from a Secret', () => {
+    const container = byKind('Deployment').spec.template.spec.containers[0];
+    const database = container.env.find((e: Doc) => e.name === 'DATABASE_URL');
+    expect(database.valueFrom.secretKeyRef).toEqual({ name: 'tollgate-database', key: 'url' });
   });
 
   it('gives the pod longer than the whole shutdown: the preStop delay plus one shutdownGraceMs', () => {
     const spec = byKind('Deployment').spec.template.spec;
     const preStop = spec.containers[0].lifecycle.preStop.exec.command.join(' ') as string;
     const preStopMs = Number(/setTimeout\(.*?(\d+)\)/.exec(preStop)?.[1]);
-    const config = parseConfig(byKind('ConfigMap').data['config.yaml'], { REDIS_URL: 'redis://redis:6379' });
+    const config = parseConfig(byKind('ConfigMap').data['config.yaml'], { REDIS_URL: 'redis://redis:6379', DATABASE_URL: 'postgres://p:5432/t' });
     expect(preStopMs).toBe(5000);
     expect(preStopMs + config.server.shutdownGraceMs).toBeLessThan(spec.terminationGracePeriodSeconds * 1000);
   });
