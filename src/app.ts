@@ -10,6 +10,7 @@ import { createLimiter, createLimitStore } from './limits/index.js';
 import { buildLive, retireLive, type Live, type Services } from './live.js';
 import { Ledger } from './metering/index.js';
 import { createLogger, createMetrics, requestIdFor, type Logger, type Metrics } from './observability/index.js';
+import { OwnershipRegistry } from './ownership/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { BufferBudget, createRouteTable } from './proxy/index.js';
 import { connectRedis } from './redis/index.js';
@@ -76,12 +77,20 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
   const runtimeKeys = new RuntimeKeys();
   const handle = new StoreHandle(config.database, {
     logger,
-    onOpen: () => {
-      void keySync.loadAll();
+    // Runtime keys and ownership are loaded before the first request is served (and again when
+    // a database that was away at start-up comes back).
+    onOpen: async () => {
       void ledger.deleteExpired();
+      await Promise.all([keySync.loadAll(), ownership.loadAll()]);
     },
   });
   const keySync = new KeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
+  const ownership = new OwnershipRegistry(handle, {
+    requestTimeoutMs: config.database.requestTimeoutMs,
+    refreshIntervalMs: config.database.refreshIntervalMs,
+    onDatabaseError,
+    onRecordDropped: (record) => logger.error({ resource: record }, 'a training resource creation could not be recorded: the database was away too long'),
+  });
   const trail = new AuditTrail(handle, logger, onDatabaseError);
   let retentionDays = config.metering.ledger.retentionDays;
   const ledger = new Ledger(handle, {
@@ -92,7 +101,7 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
     },
     onDatabaseError,
   });
-  return { runtimeKeys, handle, keySync, trail, ledger, setRetentionDays: (days: number) => (retentionDays = days) };
+  return { runtimeKeys, handle, keySync, ownership, trail, ledger, setRetentionDays: (days: number) => (retentionDays = days) };
 }
 
 /** Turns a validated Config into the gateway's request listener. Everything the hot path needs is built here. */
@@ -108,11 +117,18 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
   const durable = createDurableParts(initial, logger, metrics);
   const bufferBudget = new BufferBudget(initial.server.maxBufferedBytes);
   metrics.watchBufferedBytes(() => bufferBudget.used);
-  const services: Services = { logger, metrics, limiter, ledger: durable.ledger, runtimeKeys: durable.runtimeKeys, bufferBudget, routes: createRouteTable() };
+  const services: Services = {
+    logger,
+    metrics,
+    limiter,
+    ledger: durable.ledger,
+    runtimeKeys: durable.runtimeKeys,
+    ownership: durable.ownership,
+    bufferBudget,
+    routes: createRouteTable(),
+  };
 
-  // The database first: runtime keys must be loaded before the first request is served.
   await durable.handle.open();
-  await durable.keySync.loadAll();
   let live = await buildLive(initial, services);
   const retiring = new Set<Promise<void>>();
   let draining = false;
@@ -152,6 +168,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     handle: durable.handle,
     ledger: durable.ledger,
     keys,
+    ownership: durable.ownership,
     trail: durable.trail,
     reload,
     isDraining: () => draining,
@@ -214,7 +231,13 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
       // connections close; then ledger rows still waiting for a database that is down are given
       // up at the deadline, so the whole shutdown fits in one grace period.
       await settleWithin(idle(), Math.max(COMPLETION_FLOOR_MS, deadline - Date.now()));
-      await Promise.allSettled([durable.ledger.close(deadline), durable.trail.close(deadline), limiter.close(), live.chatChecker.close()]);
+      await Promise.allSettled([
+        durable.ledger.close(deadline),
+        durable.trail.close(deadline),
+        durable.ownership.close(deadline),
+        limiter.close(),
+        live.chatChecker.close(),
+      ]);
       durable.keySync.stop();
       await durable.handle.close();
       redis?.disconnect();

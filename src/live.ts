@@ -4,6 +4,7 @@ import type { Config } from './config/index.js';
 import type { Limiter } from './limits/index.js';
 import { createPriceBook, type Ledger, type PriceBook } from './metering/index.js';
 import { createMetricsEndpoint, type Logger, type Metrics } from './observability/index.js';
+import { OwnershipGuard, ownershipPolicy, type OwnershipRegistry } from './ownership/index.js';
 import { createV1Handler, type V1Handler } from './pipeline/index.js';
 import { createUpstream, resolveRoute, type BufferBudget, type RouteTable, type Upstream, type UpstreamName } from './proxy/index.js';
 import { createChatBodyChecker, type ChatBodyChecker } from './validation/index.js';
@@ -15,6 +16,7 @@ export interface Services {
   readonly limiter: Limiter;
   readonly ledger: Ledger;
   readonly runtimeKeys: RuntimeKeys;
+  readonly ownership: OwnershipRegistry;
   readonly bufferBudget: BufferBudget;
   readonly routes: RouteTable;
 }
@@ -51,7 +53,9 @@ export async function buildLive(config: Config, services: Services, previous?: L
     previous && checkerSettings(previous.config) === checkerSettings(config)
       ? previous.chatChecker
       : createChatBodyChecker({ defaultCompletionTokens: config.rateLimits.defaultCompletionTokens, forceStreamUsage: config.metering.forceStreamUsage });
-  const v1 = createV1Handler({ ...services, config, authenticator, upstreams, prices, chatChecker });
+  const policy = ownershipPolicy(config);
+  const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics) : undefined;
+  const v1 = createV1Handler({ ...services, config, authenticator, upstreams, prices, chatChecker, ownership });
   return {
     config,
     authenticator,

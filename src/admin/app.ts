@@ -10,6 +10,8 @@ import type { StoreHandle } from '../store/index.js';
 import { AuditTrail, listAuditHandler } from './audit.js';
 import { requireAdmin } from './auth.js';
 import { keyRoutes } from './keys.js';
+import { resourceRoutes } from './resources.js';
+import type { OwnershipRegistry } from '../ownership/index.js';
 import { invalidRequest } from './request.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
 
@@ -35,6 +37,7 @@ export interface OperationsAppDeps {
   readonly handle: StoreHandle;
   readonly ledger: Ledger;
   readonly keys: KeyAdmin;
+  readonly ownership: OwnershipRegistry;
   readonly trail: AuditTrail;
   /** Re-reads and applies the config file; rejects with 400 invalid_config (nothing changed) when it is not valid. */
   readonly reload: (actor: string, requestId: string) => Promise<ReloadResult>;
@@ -57,6 +60,8 @@ function knownPaths(metricsPath: string | null): Array<[string, string[]]> {
     ['/admin/keys/:id', ['GET', 'PATCH', 'DELETE']],
     ['/admin/keys/:id/rotate', ['POST']],
     ['/admin/audit', ['GET']],
+    ['/admin/resources', ['GET']],
+    ['/admin/resources/:kind/:id', ['PUT', 'DELETE']],
     ['/admin/config/reload', ['POST']],
   ];
 }
@@ -117,6 +122,7 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
   app.get('/admin/usage/requests', ledgerRowsHandler(usage));
   app.use(keyRoutes({ keys: deps.keys, trail: deps.trail }));
   app.get('/admin/audit', listAuditHandler(deps.handle, deps.trail));
+  app.use(resourceRoutes({ handle: deps.handle, registry: deps.ownership, trail: deps.trail }));
   app.post('/admin/config/reload', async (req, res) => {
     res.json(await deps.reload(String(res.locals.adminId), String(res.getHeader('x-request-id'))));
   });

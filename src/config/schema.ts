@@ -208,6 +208,17 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    ownership: z
+      .object({
+        /** auto: on when upstreams.service.auth is { bearer } (every team shares one upstream account). */
+        mode: z.enum(['auto', 'on', 'off']).default('auto'),
+        /** team: any key of the owning team may use a resource; project: only the owning team/project. */
+        scope: z.enum(['team', 'project']).default('team'),
+        /** A resource the gateway never saw created: deny (404) or allow. */
+        unknown: z.enum(['deny', 'allow']).default('deny'),
+      })
+      .strict()
+      .prefault({}),
     database: z
       .object({
         /** postgres://… (shared by every instance); empty: the embedded SQLite file at `path` (one instance). */

@@ -66,6 +66,8 @@ export interface Metrics {
   /** A usage ledger row was given up: the database was away past the buffer. */
   recordUsageRowDropped(): void;
   recordConfigReload(result: 'ok' | 'error'): void;
+  /** A request refused because the resource (model or training job) is not the caller's team's. */
+  recordOwnershipDenial(kind: 'model' | 'training_job'): void;
   /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
   watchBufferedBytes(read: () => number): void;
   /** The exposition text; concurrent scrapes share one rendering. */
@@ -171,6 +173,9 @@ function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
     usageRowsDropped: counter(registry, 'tollgate_usage_rows_dropped_total',
       'Usage ledger rows given up because the database was away longer than the bounded buffer could hold (each is also logged).',
       []),
+    ownershipDenials: counter(registry, 'tollgate_ownership_denials_total',
+      'Requests refused because the model or training job is not the caller team\'s (or is unknown, with ownership.unknown: deny), by kind.',
+      ['kind']),
     configReloads: counter(registry, 'tollgate_config_reloads_total',
       'Configuration reloads (SIGHUP or POST /admin/config/reload), by result: ok, or error (the running configuration stayed).',
       ['result']),
@@ -300,6 +305,7 @@ function zeroKnownSeries(handles: Handles, known: KnownLabels): void {
   for (const reason of known.authFailureReasons) handles.authFailures.inc({ reason }, 0);
   for (const store of known.stores) handles.storeErrors.inc({ store }, 0);
   for (const result of ['ok', 'error'] as const) handles.configReloads.inc({ result }, 0);
+  for (const kind of ['model', 'training_job'] as const) handles.ownershipDenials.inc({ kind }, 0);
 }
 
 /** Builds the gateway's metrics on a private registry (never prom-client's global one). */
@@ -338,6 +344,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordDatabaseError: () => handles.databaseErrors.inc(),
     recordUsageRowDropped: () => handles.usageRowsDropped.inc(),
     recordConfigReload: (result) => handles.configReloads.inc({ result }),
+    recordOwnershipDenial: (kind) => handles.ownershipDenials.inc({ kind }),
     watchBufferedBytes(read) {
       readers.bufferedBytes = read;
     },

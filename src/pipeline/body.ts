@@ -11,6 +11,8 @@ import type { ChatTerms } from './exchange.js';
 export interface PreparedBody {
   /** What the chat body said (model, tokens to reserve); absent for other routes. */
   readonly chat?: ChatTerms;
+  /** The whole body, for a route that reads it (`json`): what later steps look into. */
+  readonly raw?: Buffer;
   /**
    * The stream to send upstream in place of the client's, made when the request is forwarded
    * (an upload starts flowing only once it is admitted). `onError` hears a body that grows
@@ -54,6 +56,8 @@ export async function prepareBody(route: RouteSpec, req: IncomingMessage, settin
   switch (route.body) {
     case 'chat':
       return prepareChatBody(req, settings);
+    case 'json':
+      return bufferedBody(req, settings);
     case 'stream':
       // A declared length over the limit is refused before the limits are charged.
       assertDeclaredLength(req, settings.streamBodyLimit);
@@ -100,6 +104,14 @@ async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Pr
     release,
     bytes: raw.length,
   };
+}
+
+/** A small body read whole for a later step (a model creation's name), forwarded as its original bytes. */
+async function bufferedBody(req: IncomingMessage, settings: BodySettings): Promise<PreparedBody> {
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return NO_BODY;
+  const { bytes, release } = await readBody(req, { limit: settings.bodyLimit, idleMs: settings.idleMs, budget: settings.budget });
+  req.headers['content-length'] = String(bytes.length);
+  return { raw: bytes, open: () => new BufferedBody(bytes), tap: NO_TAP, release, bytes: bytes.length };
 }
 
 /** An upload (can be hundreds of MB): streamed through, counted, never buffered. */

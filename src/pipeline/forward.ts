@@ -1,8 +1,10 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { GatewayError } from '../errors.js';
 import type { Metrics } from '../observability/index.js';
-import { forwardableHeaders, relayResponse, type Upstream, type UpstreamName } from '../proxy/index.js';
+import { endToEndHeaders, forwardableHeaders, relayResponse, type Upstream, type UpstreamName } from '../proxy/index.js';
 import type { PreparedBody } from './body.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
+import type { AnswerRule } from './ownership.js';
 
 /** The handle of a request whose forward() has not returned yet: nothing to abort. */
 const NOT_SENT = { abort: () => undefined };
@@ -20,7 +22,14 @@ export interface ForwardDeps {
  * Sends an admitted request upstream and relays the response through the body's tap;
  * `ownHeaders` (request id, rate-limit headers) go out with whatever the upstream answers.
  */
-export function forwardExchange(req: IncomingMessage, exchange: Exchange, body: PreparedBody, ownHeaders: OutgoingHttpHeaders, deps: ForwardDeps): void {
+export function forwardExchange(
+  req: IncomingMessage,
+  exchange: Exchange,
+  body: PreparedBody,
+  ownHeaders: OutgoingHttpHeaders,
+  deps: ForwardDeps,
+  answer?: AnswerRule,
+): void {
   const { route, res } = exchange;
   const upstream = deps.upstreams[route.upstream];
   // http-proxy-3 sends req.headers (adding X-Forwarded-* after the client's trusted ones).
@@ -39,6 +48,12 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, body: 
       leg.respondedAt = performance.now();
       leg.upstreamStatus = upstreamResponse.statusCode;
       exchange.metrics.ttfb.observe((leg.respondedAt - sentAt) / 1000);
+      const status = upstreamResponse.statusCode ?? 502;
+      if (answer?.buffered && status >= 200 && status < 300) {
+        answerAfterReading(upstreamResponse, exchange, leg, ownHeaders, answer, deps);
+        return;
+      }
+      if (answer && !answer.buffered) void answer.settle(status, undefined).catch(() => undefined);
       relay(upstreamResponse, exchange, leg, body, ownHeaders, upstream.idleTimeoutMs, deps);
     },
     onFailure(kind, error) {
@@ -65,5 +80,50 @@ function relay(
       deps.metrics.recordUpstreamError(exchange.route.upstream, 'idle');
       exchange.errorCode = 'upstream_idle';
     }
+  });
+}
+
+/** A creation's answer is tiny: this is as much as the gateway reads of one before giving up on it. */
+const MAX_CREATION_ANSWER_BYTES = 1024 ** 2;
+
+/**
+ * Reads a 2xx creation answer whole, lets the ownership rule record it (or replace it with its
+ * error: another team's id is never handed out), then sends it.
+ */
+function answerAfterReading(
+  upstreamResponse: IncomingMessage,
+  exchange: Exchange,
+  leg: UpstreamLeg,
+  ownHeaders: OutgoingHttpHeaders,
+  answer: AnswerRule,
+  deps: ForwardDeps,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  upstreamResponse.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_CREATION_ANSWER_BYTES) {
+      upstreamResponse.destroy();
+      deps.fail(exchange, new GatewayError(502, 'upstream_invalid', 'The upstream answered a creation with more than 1 MB; nothing was recorded.'));
+      return;
+    }
+    chunks.push(chunk);
+  });
+  upstreamResponse.on('error', () => deps.fail(exchange, new GatewayError(502, 'upstream_unavailable', 'The upstream broke off its answer.')));
+  upstreamResponse.on('end', () => {
+    if (size > MAX_CREATION_ANSWER_BYTES) return;
+    const bytes = Buffer.concat(chunks, size);
+    answer.settle(upstreamResponse.statusCode ?? 200, bytes).then(
+      (refusal) => {
+        leg.completed = true;
+        if (refusal) return deps.fail(exchange, refusal);
+        const headers = endToEndHeaders(upstreamResponse.headers);
+        for (const name in ownHeaders) headers[name] = ownHeaders[name];
+        headers['content-length'] = bytes.length;
+        exchange.res.writeHead(upstreamResponse.statusCode ?? 200, headers);
+        exchange.res.end(bytes);
+      },
+      (err: unknown) => deps.fail(exchange, err),
+    );
   });
 }

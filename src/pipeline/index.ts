@@ -5,12 +5,14 @@ import type { Limiter } from '../limits/index.js';
 import { requestIdFor } from '../observability/index.js';
 import { resolveProject } from '../projects/index.js';
 import { CLIENT_FORWARDING_HEADERS, type BufferBudget, type RouteSpec, type Upstream, type UpstreamName } from '../proxy/index.js';
+import type { OwnershipGuard } from '../ownership/index.js';
 import type { ChatBodyChecker } from '../validation/index.js';
 import { bodySettings, prepareBody } from './body.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange, type Caller, type ChatTerms } from './exchange.js';
 import { failExchange } from './fail.js';
 import { forwardExchange, type ForwardDeps } from './forward.js';
+import { checkOwnership } from './ownership.js';
 
 /** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
 export interface PipelineDeps extends CompletionDeps {
@@ -21,6 +23,8 @@ export interface PipelineDeps extends CompletionDeps {
   /** Bytes of chat bodies held at once, across requests (`server.maxBufferedBytes`). */
   readonly bufferBudget: BufferBudget;
   readonly chatChecker: ChatBodyChecker;
+  /** Ownership checks, when the configuration turns them on. */
+  readonly ownership: OwnershipGuard | undefined;
 }
 
 const NO_RESERVATION = { estimatedTokens: 0, estimatedCostNanos: 0 } as const;
@@ -66,13 +70,15 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const handle = async (req: IncomingMessage, exchange: Exchange): Promise<void> => {
     const { route } = exchange;
     const caller = (exchange.caller = await identify(req));
-    const body = (exchange.body = await prepareBody(route, req, bodies));
+    const prepared = (exchange.body = await prepareBody(route, req, bodies));
+    const { body, answer } = await checkOwnership(deps.ownership, route, req, caller, prepared, bodies);
+    exchange.body = body;
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
     if (route.limited) {
       const admission = (exchange.admission = await deps.limiter.admit({ ...caller, ...reservationFor(body.chat) }));
       Object.assign(ownHeaders, admission.headers);
     }
-    forwardExchange(req, exchange, body, ownHeaders, forwarding);
+    forwardExchange(req, exchange, body, ownHeaders, forwarding, answer);
   };
 
   const open = new OpenExchanges();

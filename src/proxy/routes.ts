@@ -5,10 +5,24 @@ export type UpstreamName = 'service' | 'inference';
 /**
  * What the gateway does with a request body:
  * - `chat`: buffered (up to `server.bodyLimit`), validated (422 on failure), forwarded as the original bytes;
+ * - `json`: buffered (up to `server.bodyLimit`) for a step that reads it, forwarded as the original bytes;
  * - `stream`: streamed through untouched, counted against `server.streamBodyLimit` (413 past it);
  * - `none`: no body expected; whatever is sent passes through as it comes.
  */
-export type BodyHandling = 'chat' | 'stream' | 'none';
+export type BodyHandling = 'chat' | 'json' | 'stream' | 'none';
+
+/**
+ * What a route does with training resources when ownership is on (SPEC 13):
+ * - `path`: the resource named by a path parameter must be the caller's (`release`: a 2xx frees it);
+ * - `create-model`: the name must not be another team's; a 2xx's `id` becomes the caller's;
+ * - `create-job`: the body's top-level `model_id` must be the caller's; a 2xx's `id` becomes the caller's;
+ * - `chat-model`: a `wandb-artifact:///` model must not be another team's.
+ */
+export type OwnershipRule =
+  | { readonly check: 'path'; readonly kind: 'model' | 'training_job'; readonly param: string; readonly release?: boolean }
+  | { readonly check: 'create-model' }
+  | { readonly check: 'create-job' }
+  | { readonly check: 'chat-model' };
 
 /** How a forwarded request is metered: by the tokens of its reply, as a request, or not at all. */
 export type Metering = 'tokens' | 'requests' | 'none';
@@ -28,6 +42,8 @@ export interface RouteSpec {
   readonly metering: Metering;
   /** POST of this route creates a training job of this kind (counted in metrics). */
   readonly trainingJobKind?: 'rl' | 'sft';
+  /** How the route touches training resources (checked only when ownership is on). */
+  readonly ownership?: OwnershipRule;
 }
 
 export interface RouteMatch {
@@ -47,18 +63,22 @@ const preview = (template: string, methods: readonly string[], extra: Partial<Ro
   ...extra,
 });
 
+const modelInPath = { check: 'path', kind: 'model', param: 'model_id' } as const;
+const jobInPath = { check: 'path', kind: 'training_job', param: 'training_job_id' } as const;
+
 /** The route table of SPEC 4 and the seed document. */
 export const ROUTES: readonly RouteSpec[] = [
-  { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', body: 'chat', limited: true, metering: 'tokens' },
+  { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', body: 'chat', limited: true, metering: 'tokens', ownership: { check: 'chat-model' } },
   { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests' },
-  preview('/v1/preview/models', ['POST']),
-  preview('/v1/preview/models/{model_id}', ['DELETE']),
-  preview('/v1/preview/models/{model_id}/checkpoints', ['GET', 'DELETE']),
-  preview('/v1/preview/models/{model_id}/log', ['POST']),
-  preview('/v1/preview/training-jobs', ['POST'], { trainingJobKind: 'rl' }),
-  preview('/v1/preview/sft-training-jobs', ['POST'], { trainingJobKind: 'sft' }),
-  preview('/v1/preview/training-jobs/{training_job_id}', ['GET']),
-  preview('/v1/preview/training-jobs/{training_job_id}/events', ['GET']),
+  // A model creation is a small JSON body, read whole: its name is checked before it is forwarded.
+  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { check: 'create-model' } }),
+  preview('/v1/preview/models/{model_id}', ['DELETE'], { ownership: { ...modelInPath, release: true } }),
+  preview('/v1/preview/models/{model_id}/checkpoints', ['GET', 'DELETE'], { ownership: modelInPath }),
+  preview('/v1/preview/models/{model_id}/log', ['POST'], { ownership: modelInPath }),
+  preview('/v1/preview/training-jobs', ['POST'], { trainingJobKind: 'rl', ownership: { check: 'create-job' } }),
+  preview('/v1/preview/sft-training-jobs', ['POST'], { trainingJobKind: 'sft', ownership: { check: 'create-job' } }),
+  preview('/v1/preview/training-jobs/{training_job_id}', ['GET'], { ownership: jobInPath }),
+  preview('/v1/preview/training-jobs/{training_job_id}/events', ['GET'], { ownership: jobInPath }),
   // Health needs a key like every /v1 route, but is neither limited nor metered: probes must not eat quota.
   { template: '/v1/health', methods: ['GET'], upstream: 'service', body: 'none', limited: false, metering: 'none' },
   { template: '/v1/system-check', methods: ['GET'], upstream: 'service', body: 'none', limited: false, metering: 'none' },
@@ -72,6 +92,32 @@ function compile(template: string): RegExp {
     .join('/');
   return new RegExp(`^${source}/?$`);
 }
+
+/**
+ * The value of a `{param}` of a route's template in a path, percent-decoded as the upstream's
+ * framework decodes it (so the gateway checks the id the upstream will act on); undefined when
+ * the path does not match or does not decode.
+ */
+export function pathParam(template: string, path: string, param: string): string | undefined {
+  let pattern = paramPatterns.get(template);
+  if (!pattern) {
+    const source = template
+      .split('/')
+      .map((segment) => (segment.startsWith('{') ? `(?<${segment.slice(1, -1)}>[^/]+)` : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+      .join('/');
+    pattern = new RegExp(`^${source}/?$`);
+    paramPatterns.set(template, pattern);
+  }
+  const raw = pattern.exec(path)?.groups?.[param];
+  if (raw === undefined) return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+const paramPatterns = new Map<string, RegExp>();
 
 export interface RouteTable {
   /** The route for a path (no query string), or undefined for 404. */

@@ -8,8 +8,8 @@ const RETRY_OPEN_MS = 2000;
 
 export interface StoreHandleOptions {
   readonly logger: StoreLogger;
-  /** Called once the store is open (at start, or later when the database came back). */
-  readonly onOpen?: (store: DurableStore) => void;
+  /** Called once the store is open (at start, or later when the database came back); open() waits for it. */
+  readonly onOpen?: (store: DurableStore) => Promise<unknown>;
 }
 
 /**
@@ -46,7 +46,7 @@ export class StoreHandle {
    */
   async open(): Promise<boolean> {
     try {
-      this.opened(await openDurableStore(this.settings, { logger: this.options.logger }));
+      await this.opened(await openDurableStore(this.settings, { logger: this.options.logger }));
       return true;
     } catch (err) {
       if (!(err instanceof DatabaseUnavailableError)) throw err;
@@ -67,21 +67,21 @@ export class StoreHandle {
     await this.store?.close();
   }
 
-  private opened(store: DurableStore): void {
+  private async opened(store: DurableStore): Promise<void> {
     if (this.closed) {
-      void store.close();
+      await store.close();
       return;
     }
     this.store = store;
     for (const listener of this.listeners) store.onChange(listener);
-    this.options.onOpen?.(store);
+    await this.options.onOpen?.(store);
   }
 
   private scheduleRetry(): void {
     if (this.closed) return;
     this.retryTimer = setTimeout(() => {
       openDurableStore(this.settings, { logger: this.options.logger }).then(
-        (store) => this.opened(store),
+        (store) => void this.opened(store),
         (err: unknown) => {
           if (err instanceof DatabaseUnavailableError) this.scheduleRetry();
           else this.options.logger.warn({ err: (err as Error).message }, 'the database cannot be used; not trying again');

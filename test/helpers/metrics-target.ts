@@ -50,5 +50,6 @@ export function recordSampleTraffic(metrics: Metrics): void {
   metrics.recordDatabaseError();
   metrics.recordUsageRowDropped();
   metrics.recordConfigReload('ok');
+  metrics.recordOwnershipDenial('training_job');
   metrics.recordTrainingJob('team-a', 'prod', 'sft');
 }

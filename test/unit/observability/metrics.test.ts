@@ -21,6 +21,7 @@ const SPEC_METRICS: [string, 'counter' | 'histogram' | 'gauge', string[]][] = [
   ['tollgate_training_jobs_created_total', 'counter', ['team', 'project', 'kind']],
   ['tollgate_cost_total', 'counter', ['team', 'project', 'model']],
   ['tollgate_config_reloads_total', 'counter', ['result']],
+  ['tollgate_ownership_denials_total', 'counter', ['kind']],
   ['tollgate_database_errors_total', 'counter', []],
   ['tollgate_usage_rows_dropped_total', 'counter', []],
   // Beyond SPEC 8 (documented in docs/metrics.md):

@@ -1,0 +1,79 @@
+import express, { type Request, type Router } from 'express';
+import { z } from 'zod';
+import { namePart } from '../config/index.js';
+import { GatewayError } from '../errors.js';
+import type { OwnershipRegistry } from '../ownership/index.js';
+import { DatabaseUnavailableError, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
+import { databaseUnavailable, type AuditTrail } from './audit.js';
+import { audited } from './keys.js';
+import { invalidQuery, onlyParams, parseBody, singleParam } from './request.js';
+
+const KINDS: readonly ResourceKind[] = ['model', 'training_job'];
+const assignSchema = z.object({ team: namePart, project: namePart }).strict();
+
+export interface ResourceRouteDeps {
+  readonly handle: StoreHandle;
+  readonly registry: OwnershipRegistry;
+  readonly trail: AuditTrail;
+}
+
+/** A record as the admin API shows it (SPEC 13.3): `artifact` only for models that have one. */
+const view = (record: ResourceRecord): Record<string, string> => ({
+  kind: record.kind,
+  id: record.id,
+  team: record.team,
+  project: record.project,
+  ...(record.artifact === null ? {} : { artifact: record.artifact }),
+  createdAt: record.createdAt,
+});
+
+function kindOf(req: Request): ResourceKind {
+  const kind = String(req.params.kind);
+  if (!(KINDS as readonly string[]).includes(kind)) throw new GatewayError(404, 'not_found', `No resource kind "${kind}"; use model or training_job.`, {}, 'kind');
+  return kind as ResourceKind;
+}
+
+const databaseCall = async <T>(call: () => Promise<T>): Promise<T> => {
+  try {
+    return await call();
+  } catch (err) {
+    throw err instanceof DatabaseUnavailableError ? databaseUnavailable() : err;
+  }
+};
+
+/** `/admin/resources` (SPEC 13.3): list owners, assign one (adopt a resource made before ownership was on), release one. */
+export function resourceRoutes({ handle, registry, trail }: ResourceRouteDeps): Router {
+  const router = express.Router();
+  const json = express.json({ limit: '64kb', strict: false });
+
+  router.get('/admin/resources', async (req, res) => {
+    const query = req.query as Record<string, unknown>;
+    onlyParams(query, ['team', 'project', 'kind']);
+    const team = singleParam(query, 'team');
+    const project = singleParam(query, 'project');
+    const kind = singleParam(query, 'kind');
+    if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) throw invalidQuery('kind', `Query parameter "kind" must be model or training_job, got "${kind}".`);
+    const filter = { ...(team === undefined ? {} : { team }), ...(project === undefined ? {} : { project }), ...(kind === undefined ? {} : { kind: kind as ResourceKind }) };
+    const records = await databaseCall(() => handle.require().listResources(filter));
+    res.json({ object: 'list', data: records.map(view) });
+  });
+  router.put('/admin/resources/:kind/:id', audited(trail, 'resource.assign'), json, async (req, res) => {
+    const kind = kindOf(req);
+    const id = String(req.params.id);
+    res.locals.auditTarget = `${kind}/${id}`;
+    const { team, project } = parseBody(assignSchema, req);
+    const record = await databaseCall(() => handle.require().assignResource({ kind, id, team, project, artifact: null, createdAt: new Date().toISOString() }));
+    registry.apply(record, kind, id);
+    res.json(view(record));
+  });
+  router.delete('/admin/resources/:kind/:id', audited(trail, 'resource.release'), async (req, res) => {
+    const kind = kindOf(req);
+    const id = String(req.params.id);
+    res.locals.auditTarget = `${kind}/${id}`;
+    const released = await databaseCall(() => handle.require().releaseResource(kind, id));
+    if (!released) throw new GatewayError(404, 'resource_not_found', `No ${kind === 'model' ? 'model' : 'training job'} "${id}" is recorded.`, {}, 'id');
+    registry.apply(undefined, kind, id);
+    res.status(204).end();
+  });
+  return router;
+}

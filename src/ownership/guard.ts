@@ -1,0 +1,90 @@
+import type { ProjectRef } from '../auth/index.js';
+import { GatewayError } from '../errors.js';
+import type { Metrics } from '../observability/index.js';
+import type { ResourceKind } from '../store/index.js';
+import { artifactOfCreation, artifactOfModelName } from './artifact.js';
+import { mayUse, type OwnershipPolicy } from './policy.js';
+import type { OwnershipRegistry } from './registry.js';
+
+const NOUN: Readonly<Record<ResourceKind, string>> = { model: 'model', training_job: 'training job' };
+
+/** The one answer for another team's resource and for none at all: nothing tells them apart. */
+function notFound(kind: ResourceKind, id: string, param: string): GatewayError {
+  return new GatewayError(404, 'resource_not_found', `No ${NOUN[kind]} "${id}" was found for this team.`, {}, param);
+}
+
+const parseJson = (raw: Buffer): unknown => {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The ownership checks (SPEC 13): the caller may only use, train on and name models and jobs
+ * its team (or, by `scope`, its project) created. Every check reads the registry's memory;
+ * refusals count in `tollgate_ownership_denials_total{kind}`.
+ */
+export class OwnershipGuard {
+  constructor(
+    readonly policy: OwnershipPolicy,
+    private readonly registry: OwnershipRegistry,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** A resource named in a path or a body: 404 resource_not_found unless the caller may use it. */
+  async checkResource(kind: ResourceKind, id: string, caller: ProjectRef, param: string): Promise<void> {
+    const owner = await this.registry.ownerOf(kind, id);
+    const allowed = owner ? mayUse(this.policy, owner, caller) : this.policy.unknown === 'allow';
+    if (allowed) return;
+    this.metrics.recordOwnershipDenial(kind);
+    throw notFound(kind, id, param);
+  }
+
+  /** A chat with another team's `wandb-artifact:///` model: 404 model_not_found. Other model names pass. */
+  checkChatModel(model: string, caller: ProjectRef): void {
+    const artifact = artifactOfModelName(model);
+    if (artifact === undefined) return;
+    const owner = this.registry.ownerOfArtifact(artifact);
+    if (!owner || mayUse(this.policy, owner, caller)) return;
+    this.metrics.recordOwnershipDenial('model');
+    throw new GatewayError(404, 'model_not_found', `The model "${model}" does not exist or you do not have access to it.`, {}, 'model');
+  }
+
+  /** A model creation naming another team's `entity/project/name`: 409 name_in_use. Answers the name it asks for. */
+  checkModelName(raw: Buffer | undefined, caller: ProjectRef): string | undefined {
+    const artifact = raw && artifactOfCreation(parseJson(raw), this.registry.defaultEntity);
+    if (artifact === undefined) return undefined;
+    const owner = this.registry.ownerOfArtifact(artifact);
+    if (owner && !mayUse(this.policy, owner, caller)) throw this.nameInUse(artifact);
+    return artifact;
+  }
+
+  /**
+   * Records the resource a 2xx creation answered with (its JSON `id`) as the caller's. A model id
+   * recorded for another team (`return_existing: true` hands back someone else's model) is never
+   * handed out: the answer to send instead is the 409.
+   */
+  async recordCreation(kind: ResourceKind, answer: Buffer, caller: ProjectRef, requestedArtifact: string | undefined): Promise<GatewayError | undefined> {
+    const body = parseJson(answer) as Record<string, unknown> | undefined;
+    const id = body?.id;
+    if (typeof id !== 'string' || id === '') return undefined;
+    if (kind === 'model' && typeof body?.entity === 'string' && (body.entity as string) !== '') this.registry.learnDefaultEntity(body.entity as string);
+    const artifact = kind === 'model' ? (artifactOfCreation(body) ?? requestedArtifact ?? null) : null;
+    const holder = await this.registry.record({ kind, id, team: caller.team, project: caller.project, artifact, createdAt: new Date().toISOString() });
+    if (mayUse(this.policy, holder, caller)) return undefined;
+    if (kind === 'model') return this.nameInUse(artifact ?? id);
+    this.metrics.recordOwnershipDenial(kind);
+    return notFound(kind, id, 'id');
+  }
+
+  release(kind: ResourceKind, id: string): Promise<void> {
+    return this.registry.release(kind, id);
+  }
+
+  private nameInUse(artifact: string): GatewayError {
+    this.metrics.recordOwnershipDenial('model');
+    return new GatewayError(409, 'name_in_use', `The model name "${artifact}" belongs to another team; choose another name.`, {}, 'name');
+  }
+}

@@ -1,0 +1,193 @@
+import { BatchWriter, type ResourceKind, type ResourceRecord, type StoreChange, type StoreHandle } from '../store/index.js';
+
+export interface RegistryOptions {
+  /** The longest a request waits on the database, for a resource this instance has not heard of. */
+  readonly requestTimeoutMs: number;
+  /** Full reload period (the fallback should a change notification be missed); also how long a miss is remembered. */
+  readonly refreshIntervalMs: number;
+  readonly onDatabaseError: (err: unknown) => void;
+  /** A creation could not be recorded for good (the database was away too long). */
+  readonly onRecordDropped: (record: ResourceRecord) => void;
+}
+
+const keyOf = (kind: ResourceKind, id: string): string => `${kind}:${id}`;
+
+/**
+ * Who owns each training resource (SPEC 13), as this instance holds it: every check is a map
+ * lookup. Everything is loaded at start, on `resync` and every `refreshIntervalMs`; single
+ * changes arrive through the store's change feed (every instance within milliseconds). A
+ * resource not in memory is read from the store once, bounded by `requestTimeoutMs`: it may
+ * have been created on another instance a moment ago. The events-polling path (a known job,
+ * every second) never touches the database.
+ */
+export class OwnershipRegistry {
+  private byKey = new Map<string, ResourceRecord>();
+  /** The oldest model recorded with each `entity/project/name`. */
+  private byArtifact = new Map<string, ResourceRecord>();
+  /** Resources the store did not have when asked, and when: not asked again before a refresh. */
+  private readonly misses = new Map<string, number>();
+  private changedDuringLoad: Set<string> | null = null;
+  /** The upstream account's entity, learned from creations that named none. */
+  private entity: string | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private readonly pendingRecords: BatchWriter<ResourceRecord>;
+
+  constructor(
+    private readonly handle: StoreHandle,
+    private readonly options: RegistryOptions,
+  ) {
+    handle.onChange((change) => this.onChange(change));
+    this.timer = setInterval(() => void this.loadAll(), options.refreshIntervalMs);
+    this.timer.unref();
+    this.pendingRecords = new BatchWriter<ResourceRecord>({
+      write: async (batch) => {
+        for (const record of batch) this.put(await handle.require().recordResource(record));
+      },
+      maxBuffered: 10_000,
+      onDropped: (record) => options.onRecordDropped(record),
+      onWriteError: options.onDatabaseError,
+    });
+  }
+
+  /** The account's default entity, once an answer showed it. */
+  get defaultEntity(): string | undefined {
+    return this.entity;
+  }
+
+  learnDefaultEntity(entity: string): void {
+    this.entity ??= entity;
+  }
+
+  /** Loads every record; false (what is held stays) when the store cannot answer. */
+  async loadAll(): Promise<boolean> {
+    const store = this.handle.current;
+    if (!store) return false;
+    const changed = new Set<string>();
+    this.changedDuringLoad = changed;
+    try {
+      const records = await store.listResources();
+      this.byKey = new Map();
+      this.byArtifact = new Map();
+      this.misses.clear();
+      for (const record of records) this.put(record);
+    } catch (err) {
+      this.options.onDatabaseError(err);
+      return false;
+    } finally {
+      if (this.changedDuringLoad === changed) this.changedDuringLoad = null;
+    }
+    await Promise.all([...changed].map((key) => this.reload(key)));
+    return true;
+  }
+
+  /** The owner of a resource, or undefined when none is recorded (or the database could not say in time). */
+  async ownerOf(kind: ResourceKind, id: string): Promise<ResourceRecord | undefined> {
+    const key = keyOf(kind, id);
+    const known = this.byKey.get(key);
+    if (known) return known;
+    const missedAt = this.misses.get(key);
+    if (missedAt !== undefined && performance.now() - missedAt < this.options.refreshIntervalMs) return undefined;
+    const store = this.handle.current;
+    if (!store) return undefined;
+    try {
+      const record = await store.getResource(kind, id, { timeoutMs: this.options.requestTimeoutMs });
+      if (record) this.put(record);
+      else this.misses.set(key, performance.now());
+      return record;
+    } catch (err) {
+      this.options.onDatabaseError(err);
+      return undefined;
+    }
+  }
+
+  /** The owner of a model name (`entity/project/name`), from memory. */
+  ownerOfArtifact(artifact: string): ResourceRecord | undefined {
+    return this.byArtifact.get(artifact);
+  }
+
+  /**
+   * Records a creation: first owner wins (answers the holder). While the database is away the
+   * record is kept here, so this instance already enforces it, and written when it is back.
+   */
+  async record(record: ResourceRecord): Promise<ResourceRecord> {
+    const store = this.handle.current;
+    try {
+      if (!store) throw new Error('the database has not been reached');
+      const holder = await store.recordResource(record);
+      this.put(holder);
+      return holder;
+    } catch (err) {
+      this.options.onDatabaseError(err);
+      this.put(record);
+      this.pendingRecords.add(record);
+      return record;
+    }
+  }
+
+  /** Forgets a released resource (a deleted model). */
+  async release(kind: ResourceKind, id: string): Promise<void> {
+    this.remove(keyOf(kind, id));
+    try {
+      await this.handle.require().releaseResource(kind, id);
+    } catch (err) {
+      this.options.onDatabaseError(err);
+    }
+  }
+
+  /** Applies an admin write at once on this instance (others hear it through the change feed). */
+  apply(record: ResourceRecord | undefined, kind: ResourceKind, id: string): void {
+    if (record) this.put(record);
+    else this.remove(keyOf(kind, id));
+  }
+
+  async close(deadline: number): Promise<void> {
+    clearInterval(this.timer);
+    await this.pendingRecords.close(deadline);
+  }
+
+  private onChange(change: StoreChange): void {
+    if (change.kind === 'resync') void this.loadAll();
+    else if (change.kind === 'resource' && change.resourceKind) void this.reload(keyOf(change.resourceKind, change.id));
+  }
+
+  private async reload(key: string): Promise<void> {
+    this.changedDuringLoad?.add(key);
+    const store = this.handle.current;
+    if (!store) return;
+    const colon = key.indexOf(':');
+    const kind = key.slice(0, colon) as ResourceKind;
+    try {
+      const record = await store.getResource(kind, key.slice(colon + 1));
+      if (record) this.put(record);
+      else this.remove(key);
+    } catch (err) {
+      this.options.onDatabaseError(err);
+    }
+  }
+
+  private put(record: ResourceRecord): void {
+    const key = keyOf(record.kind, record.id);
+    const previous = this.byKey.get(key);
+    if (previous?.artifact && this.byArtifact.get(previous.artifact) === previous) this.byArtifact.delete(previous.artifact);
+    this.byKey.set(key, record);
+    this.misses.delete(key);
+    if (record.artifact) {
+      const holder = this.byArtifact.get(record.artifact);
+      if (!holder || holder.createdAt > record.createdAt || holder.id === record.id) this.byArtifact.set(record.artifact, record);
+    }
+  }
+
+  private remove(key: string): void {
+    const previous = this.byKey.get(key);
+    this.byKey.delete(key);
+    if (previous?.artifact && this.byArtifact.get(previous.artifact) === previous) {
+      this.byArtifact.delete(previous.artifact);
+      // Another model with the same name may remain: the oldest of them now holds it.
+      for (const other of this.byKey.values()) {
+        if (other.artifact !== previous.artifact) continue;
+        const holder = this.byArtifact.get(other.artifact);
+        if (!holder || holder.createdAt > other.createdAt) this.byArtifact.set(other.artifact, other);
+      }
+    }
+  }
+}

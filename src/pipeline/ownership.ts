@@ -1,0 +1,101 @@
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '../errors.js';
+import { ModelIdWatch, type OwnershipGuard } from '../ownership/index.js';
+import { BodyLimitCounter, pathParam, type RouteSpec } from '../proxy/index.js';
+import type { PreparedBody, BodySettings } from './body.js';
+import type { Caller } from './exchange.js';
+
+/**
+ * What to do with the upstream's answer once ownership has been checked: a creation's 2xx is
+ * read whole (it is small) to record its `id` before the client sees it — and replaced by a 409
+ * when that id is another team's; a deletion's 2xx releases the model.
+ */
+export interface AnswerRule {
+  /** Read the 2xx body before relaying it. */
+  readonly buffered: boolean;
+  /** Answers the error to send instead of the upstream's answer, if any. */
+  settle(status: number, body: Buffer | undefined): Promise<GatewayError | undefined>;
+}
+
+/** What the ownership step hands on: the body to forward (wrapped for a job creation) and what to do with the answer. */
+export interface OwnershipOutcome {
+  readonly body: PreparedBody;
+  readonly answer?: AnswerRule;
+}
+
+const isSuccess = (status: number): boolean => status >= 200 && status < 300;
+const pathOf = (url: string | undefined): string => (url ?? '/').split('?', 1)[0]!;
+
+/**
+ * The ownership step (SPEC 13.1, 13.2), as the route's spec says, before limits are charged and
+ * before anything is forwarded. Off (`guard` undefined): nothing is checked or recorded.
+ */
+export async function checkOwnership(
+  guard: OwnershipGuard | undefined,
+  route: RouteSpec,
+  req: IncomingMessage,
+  caller: Caller,
+  body: PreparedBody,
+  settings: BodySettings,
+): Promise<OwnershipOutcome> {
+  const rule = route.ownership;
+  if (!guard || !rule) return { body };
+  const owner = caller.project;
+  switch (rule.check) {
+    case 'path': {
+      const id = pathParam(route.template, pathOf(req.url), rule.param);
+      if (id === undefined) throw new GatewayError(400, 'invalid_path', `The ${rule.param} in the path is not valid percent-encoding.`, {}, rule.param);
+      await guard.checkResource(rule.kind, id, owner, rule.param);
+      if (!rule.release) return { body };
+      return { body, answer: { buffered: false, settle: async (status) => void (isSuccess(status) && (await guard.release(rule.kind, id))) } };
+    }
+    case 'chat-model':
+      if (body.chat) guard.checkChatModel(body.chat.model, owner);
+      return { body };
+    case 'create-model': {
+      const artifact = guard.checkModelName(body.raw, owner);
+      return { body, answer: creationAnswer(guard, 'model', caller, artifact) };
+    }
+    case 'create-job':
+      return { body: await admitJobCreation(guard, req, caller, settings), answer: creationAnswer(guard, 'training_job', caller, undefined) };
+  }
+}
+
+function creationAnswer(guard: OwnershipGuard, kind: 'model' | 'training_job', caller: Caller, artifact: string | undefined): AnswerRule {
+  return {
+    buffered: true,
+    settle: async (status, answer) => (isSuccess(status) && answer ? guard.recordCreation(kind, answer, caller.project, artifact) : undefined),
+  };
+}
+
+/**
+ * A training-job creation: the upload streams through a tokenizer until its top-level
+ * `model_id` is known (held back meanwhile, at most `server.bodyLimit`), which must be the
+ * caller's model; only then is anything forwarded, and the rest streams straight through.
+ */
+async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings): Promise<PreparedBody> {
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+    throw new GatewayError(400, 'invalid_request', 'The body must be a JSON object with a top-level "model_id".', {}, 'model_id');
+  }
+  const counter = new BodyLimitCounter(settings.streamBodyLimit, settings.idleMs, req);
+  const watch = new ModelIdWatch(settings.bodyLimit);
+  counter.once('error', (err) => watch.destroy(err));
+  req.once('close', () => {
+    if (!req.complete) watch.destroy(new GatewayError(499, 'client_closed', 'The client went away during its upload.'));
+  });
+  req.pipe(counter).pipe(watch);
+  const modelId = await watch.modelId;
+  await guard.checkResource('model', modelId, caller.project, 'model_id');
+  return {
+    open(onError) {
+      watch.once('error', onError);
+      watch.release();
+      return watch;
+    },
+    tap: () => undefined,
+    release: () => undefined,
+    get bytes() {
+      return counter.bytes;
+    },
+  };
+}
