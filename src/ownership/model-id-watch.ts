@@ -24,6 +24,8 @@ export class ModelIdWatch extends Transform {
   private readonly parser = new JSONParser({ paths: ['$.model_id'], keepStack: false });
   private resolveId!: (id: string) => void;
   private rejectId!: (err: Error) => void;
+  /** Why the body was refused, once it was (a second model_id may come in the very chunk of the first). */
+  private refusal: GatewayError | undefined;
 
   constructor(private readonly holdLimit: number) {
     super();
@@ -31,13 +33,20 @@ export class ModelIdWatch extends Transform {
       this.resolveId = resolve;
       this.rejectId = reject;
     });
-    // The caller may never wait (a refusal before this step): an unheard rejection is not an error.
+    // The caller may never wait (a refusal before this step): an unheard rejection is not an error,
+    // nor is an 'error' before anyone forwards this stream (the refusal is read from `refused`).
     this.modelId.catch(() => undefined);
+    this.on('error', () => undefined);
     this.parser.onValue = ({ value }) => this.onModelId(value);
     this.parser.onError = () => {
       if (this.found === undefined) this.fail(modelIdError('The body must be a JSON object with a top-level "model_id".'));
       // After model_id: the upstream answers a malformed rest itself (422).
     };
+  }
+
+  /** Why the body was refused, if it was: release() must not be called then. */
+  get refused(): GatewayError | undefined {
+    return this.refusal;
   }
 
   /** Lets the held bytes and the rest of the body go (the model was found to be the caller's). */
@@ -101,6 +110,7 @@ export class ModelIdWatch extends Transform {
   }
 
   private fail(error: GatewayError): void {
+    this.refusal ??= error;
     this.rejectId(error);
     this.held = null;
     this.destroy(error);

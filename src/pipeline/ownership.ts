@@ -47,7 +47,8 @@ export async function checkOwnership(
       if (id === undefined) throw new GatewayError(400, 'invalid_path', `The ${rule.param} in the path is not valid percent-encoding.`, {}, rule.param);
       await guard.checkResource(rule.kind, id, owner, rule.param);
       if (!rule.release) return { body };
-      return { body, answer: { buffered: false, settle: async (status) => void (isSuccess(status) && (await guard.release(rule.kind, id))) } };
+      // Released before the client hears the answer: its next request already finds it gone.
+      return { body, answer: { buffered: true, settle: async (status) => void (isSuccess(status) && (await guard.release(rule.kind, id))) } };
     }
     case 'chat-model':
       if (body.chat) guard.checkChatModel(body.chat.model, owner);
@@ -86,6 +87,8 @@ async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, cal
   req.pipe(counter).pipe(watch);
   const modelId = await watch.modelId;
   await guard.checkResource('model', modelId, caller.project, 'model_id');
+  // Refused in the chunk that held the model_id (a second one right after it): nothing has gone.
+  if (watch.refused) throw watch.refused;
   return {
     open(onError) {
       watch.once('error', onError);

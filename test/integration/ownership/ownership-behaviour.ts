@@ -1,0 +1,248 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInferenceHost } from '../../fixtures/inference-host.js';
+import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
+import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { bearer, KEYS } from '../../helpers/keys.js';
+
+/** The database the gateways of one suite share: a fresh SQLite file or PostgreSQL database. */
+export interface OwnershipStore {
+  readonly name: string;
+  /** `database` config for a gateway of this suite (the same store for every gateway started with it). */
+  database(): Promise<Record<string, unknown>>;
+  drop(): Promise<void>;
+}
+
+const admin = { authorization: bearer(KEYS.admin) };
+const teamA = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/rl' };
+const teamB = { authorization: bearer(KEYS.teamB), 'openai-project': 'team-b/rl' };
+const UPSTREAM_KEY = 'sk-shared-upstream-account';
+
+/** A training-job body whose top-level model_id comes after `paddingBytes` of trajectory groups. */
+export function jobBody(modelId: string, paddingBytes = 0, modelIdFirst = false): string {
+  const trajectory = JSON.stringify({ trajectories: [{ messages_and_choices: [{ role: 'user', content: 'x'.repeat(1000) }], reward: 0.5 }] });
+  const groups = paddingBytes === 0 ? '' : Array(Math.ceil(paddingBytes / trajectory.length)).fill(trajectory).join(',');
+  return modelIdFirst ? `{"model_id":${JSON.stringify(modelId)},"trajectory_groups":[${groups}]}` : `{"trajectory_groups":[${groups}],"model_id":${JSON.stringify(modelId)}}`;
+}
+
+/**
+ * SPEC 13 through the gateway, with every team sharing one upstream account (`auth: { bearer }`):
+ * another team's models and jobs are refused on every route that names them, and never reach
+ * the upstream; the owner gets through. Run once per durable store.
+ */
+export function describeOwnership(store: OwnershipStore): void {
+  describe(`training resources belong to their team (${store.name})`, () => {
+    let service: FakeUpstream;
+    let inference: FakeUpstream;
+    let gw: RunningGateway;
+    let configFor: (overrides?: Record<string, unknown>) => Promise<ReturnType<typeof testConfig>>;
+    let modelId = '';
+    let jobId = '';
+
+    beforeAll(async () => {
+      [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+      configFor = async (overrides = {}) =>
+        testConfig(
+          { service: service.url, inference: inference.url },
+          { upstreams: { service: { auth: { bearer: UPSTREAM_KEY } } }, database: await store.database(), ...overrides },
+        );
+      gw = await startGateway(await configFor());
+      const created = await request(gw.url).post('/v1/preview/models').set(teamA).send({ entity: 'acme', project: 'rl-agents', name: 'agent', base_model: 'OpenPipe/Qwen3-14B-Instruct' });
+      expect(created.status).toBe(200);
+      modelId = created.body.id as string;
+      const job = await request(gw.url).post('/v1/preview/training-jobs').set(teamA).set('content-type', 'application/json').send(jobBody(modelId));
+      expect(job.status).toBe(200);
+      jobId = job.body.id as string;
+    });
+    afterAll(async () => {
+      await gw.close();
+      await Promise.all([service.close(), inference.close()]);
+      await store.drop();
+    });
+
+    const guarded = (): Array<[string, string, string]> => [
+      ['DELETE', `/v1/preview/models/${modelId}/checkpoints`, 'model_id'],
+      ['GET', `/v1/preview/models/${modelId}/checkpoints?limit=5`, 'model_id'],
+      ['POST', `/v1/preview/models/${modelId}/log`, 'model_id'],
+      ['GET', `/v1/preview/training-jobs/${jobId}`, 'training_job_id'],
+      ['GET', `/v1/preview/training-jobs/${jobId}/events?after=evt_1`, 'training_job_id'],
+      ['DELETE', `/v1/preview/models/${modelId}`, 'model_id'],
+    ];
+    const send = (method: string, path: string, headers: Record<string, string>) => {
+      const call = request(gw.url)[method.toLowerCase() as 'get' | 'post' | 'delete'](path).set(headers);
+      return method === 'GET' ? call : call.set('content-type', 'application/json').send(method === 'POST' ? '{"split":"train","trajectory_groups":[]}' : '{"steps":[10]}');
+    };
+
+    it('sends the shared upstream key, never the client\'s', () => {
+      expect(service.last.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
+    });
+
+    it('refuses another team on every route naming the model or job: 404 resource_not_found, nothing forwarded', async () => {
+      for (const [method, path, param] of guarded()) {
+        const before = service.started;
+        const res = await send(method, path, teamB);
+        expect([method, path, res.status]).toEqual([method, path, 404]);
+        const kind = param === 'model_id' ? 'model' : 'training job';
+        const id = param === 'model_id' ? modelId : jobId;
+        expect(res.body).toEqual({ error: { message: `No ${kind} "${id}" was found for this team.`, type: 'not_found_error', param, code: 'resource_not_found' } });
+        expect(service.started).toBe(before);
+      }
+    });
+
+    it('answers another team exactly as it answers for a resource that does not exist', async () => {
+      const foreign = await request(gw.url).get(`/v1/preview/training-jobs/${jobId}/events`).set(teamB);
+      const missing = await request(gw.url).get('/v1/preview/training-jobs/job-that-never-was/events').set(teamB);
+      expect(missing.status).toBe(foreign.status);
+      expect(JSON.stringify(missing.body).replace('job-that-never-was', jobId)).toBe(JSON.stringify(foreign.body));
+    });
+
+    it('lets the owning team through on every route', async () => {
+      for (const [method, path] of guarded().slice(0, 5)) {
+        const res = await send(method, path, teamA);
+        expect([method, path, res.status]).toEqual([method, path, 200]);
+      }
+    });
+
+    it('refuses a chat with another team\'s wandb-artifact model (404 model_not_found), not the owner\'s or other models', async () => {
+      const chat = (headers: Record<string, string>, model: string) =>
+        request(gw.url).post('/v1/chat/completions').set(headers).set('content-type', 'application/json').send({ model, messages: [{ role: 'user', content: 'hi' }] });
+      const model = 'wandb-artifact:///acme/rl-agents/agent:step40';
+      const refused = await chat(teamB, model);
+      expect(refused.status).toBe(404);
+      expect(refused.body).toEqual({
+        error: { message: `The model "${model}" does not exist or you do not have access to it.`, type: 'not_found_error', param: 'model', code: 'model_not_found' },
+      });
+      expect((await chat(teamA, model)).status).toBe(200);
+      expect((await chat(teamB, 'OpenPipe/Qwen3-14B-Instruct')).status).toBe(200);
+      expect((await chat(teamB, 'wandb-artifact:///acme/rl-agents/other-agent')).status).toBe(200);
+    });
+
+    it('refuses a job on another team\'s model before a byte is forwarded, also with model_id after 5 MB of trajectories', async () => {
+      for (const body of [jobBody(modelId), jobBody(modelId, 5 * 1024 ** 2)]) {
+        const before = service.started;
+        const res = await request(gw.url).post('/v1/preview/sft-training-jobs').set(teamB).set('content-type', 'application/json').send(body);
+        expect(res.status).toBe(404);
+        expect(res.body.error).toEqual({ message: `No model "${modelId}" was found for this team.`, type: 'not_found_error', param: 'model_id', code: 'resource_not_found' });
+        expect(service.started).toBe(before);
+      }
+      const owner = await request(gw.url).post('/v1/preview/training-jobs').set(teamA).set('content-type', 'application/json').send(jobBody(modelId, 5 * 1024 ** 2));
+      expect(owner.status).toBe(200);
+      expect(service.last.bodyLength).toBe(Buffer.byteLength(jobBody(modelId, 5 * 1024 ** 2)));
+    });
+
+    it.each([
+      ['no model_id at all', '{"trajectory_groups":[]}', 'The body has no top-level "model_id".'],
+      ['a model_id only nested', '{"trajectory_groups":[{"model_id":"x"}]}', 'The body has no top-level "model_id".'],
+      ['a body that is not JSON', 'model_id=x', 'The body must be a JSON object with a top-level "model_id".'],
+      ['an empty body', '', 'The body has no top-level "model_id".'],
+    ])('answers 400 invalid_request (param model_id) for a job with %s; nothing forwarded', async (_what, body, message) => {
+      const before = service.started;
+      const res = await request(gw.url).post('/v1/preview/training-jobs').set(teamA).set('content-type', 'application/json').send(body);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', param: 'model_id', code: 'invalid_request' } });
+      expect(service.started).toBe(before);
+    });
+
+    it('never lets a second top-level model_id through (the upstream would take the last)', async () => {
+      const body = `{"model_id":${JSON.stringify(modelId)},"trajectory_groups":[],"model_id":"someone-elses"}`;
+      const res = await request(gw.url).post('/v1/preview/training-jobs').set(teamA).set('content-type', 'application/json').send(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toBe('The body has more than one top-level "model_id".');
+      expect(service.requests.some((r) => r.body.toString().includes('someone-elses'))).toBe(false);
+    });
+
+    it('refuses a model name another team holds (409 name_in_use) before forwarding; return_existing never hands out its id', async () => {
+      const before = service.started;
+      const res = await request(gw.url)
+        .post('/v1/preview/models')
+        .set(teamB)
+        .send({ entity: 'acme', project: 'rl-agents', name: 'agent', base_model: 'OpenPipe/Qwen3-14B-Instruct', return_existing: true });
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({
+        error: { message: 'The model name "acme/rl-agents/agent" belongs to another team; choose another name.', type: 'invalid_request_error', param: 'name', code: 'name_in_use' },
+      });
+      expect(JSON.stringify(res.body)).not.toContain(modelId);
+      expect(service.started).toBe(before);
+    });
+
+    it('keeps the records across a restart, and replaces an upstream answer naming another team\'s model with 409', async () => {
+      // A model created without an entity: the upstream fills in the account's own.
+      const unnamed = await request(gw.url).post('/v1/preview/models').set(teamA).send({ project: 'rl-agents', name: 'quiet', base_model: 'Qwen/Qwen3-8B' });
+      expect(unnamed.status).toBe(200);
+      await gw.close();
+      gw = await startGateway(await configFor());
+      // Restarted, the gateway cannot tell the name is taken before asking (it has not learned the
+      // account's entity); the upstream answers with team A's id, which is never handed out.
+      const res = await request(gw.url).post('/v1/preview/models').set(teamB).send({ project: 'rl-agents', name: 'quiet', base_model: 'Qwen/Qwen3-8B', return_existing: true });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('name_in_use');
+      expect(res.text).not.toContain(unnamed.body.id as string);
+      expect((await request(gw.url).get(`/v1/preview/models/${modelId}/checkpoints`).set(teamA)).status).toBe(200);
+      expect((await request(gw.url).get(`/v1/preview/models/${modelId}/checkpoints`).set(teamB)).status).toBe(404);
+    });
+
+    it('releases a model its owner deletes: afterwards it is unknown, so refused (unknown: deny)', async () => {
+      const created = await request(gw.url).post('/v1/preview/models').set(teamA).send({ entity: 'acme', project: 'rl-agents', name: 'short-lived', base_model: 'b' });
+      const id = created.body.id as string;
+      expect((await request(gw.url).delete(`/v1/preview/models/${id}`).set(teamA)).status).toBe(200);
+      expect((await request(gw.url).get(`/v1/preview/models/${id}/checkpoints`).set(teamA)).status).toBe(404);
+    });
+
+    it('lists, assigns (adopts) and releases records through the admin API, audited', async () => {
+      const legacy = 'job-made-before-ownership';
+      expect((await request(gw.url).get(`/v1/preview/training-jobs/${legacy}`).set(teamA)).status).toBe(404);
+      const assigned = await request(gw.url).put(`/admin/resources/training_job/${legacy}`).set(admin).send({ team: 'team-a', project: 'rl' });
+      expect(assigned.status).toBe(200);
+      expect(assigned.body).toEqual({ kind: 'training_job', id: legacy, team: 'team-a', project: 'rl', createdAt: expect.any(String) });
+      expect((await request(gw.url).get(`/v1/preview/training-jobs/${legacy}`).set(teamA)).status).toBe(200);
+      const listed = await request(gw.url).get('/admin/resources?team=team-a&kind=model').set(admin);
+      expect(listed.body.data).toContainEqual({ kind: 'model', id: modelId, team: 'team-a', project: 'rl', artifact: 'acme/rl-agents/agent', createdAt: expect.any(String) });
+      expect((await request(gw.url).delete(`/admin/resources/training_job/${legacy}`).set(admin)).status).toBe(204);
+      expect((await request(gw.url).get(`/v1/preview/training-jobs/${legacy}`).set(teamA)).status).toBe(404);
+      expect((await request(gw.url).delete(`/admin/resources/training_job/${legacy}`).set(admin)).status).toBe(404);
+      await gw.gateway.settled();
+      const today = new Date().toISOString().slice(0, 10);
+      const audit = await request(gw.url).get(`/admin/audit?from=${today}&to=${today}`).set(admin);
+      const resourceEntries = (audit.body.data as Array<{ action: string; target: string; result: string }>).filter((e) => e.action.startsWith('resource.'));
+      expect(resourceEntries.map((e) => [e.action, e.target, e.result])).toEqual([
+        ['resource.assign', `training_job/${legacy}`, 'ok'],
+        ['resource.release', `training_job/${legacy}`, 'ok'],
+        ['resource.release', `training_job/${legacy}`, 'resource_not_found'],
+      ]);
+    });
+
+    it('counts denials by kind', async () => {
+      const metrics = (await request(gw.url).get('/metrics')).text;
+      const value = (kind: string): number => Number(new RegExp(`tollgate_ownership_denials_total\\{kind="${kind}"\\} (\\d+)`).exec(metrics)?.[1]);
+      expect(value('model')).toBeGreaterThan(0);
+      expect(value('training_job')).toBeGreaterThan(0);
+    });
+  });
+}
+
+/** `scope: project` separates two projects of one team. */
+export function describeProjectScope(store: OwnershipStore): void {
+  describe(`ownership by project (${store.name})`, () => {
+    it('refuses another project of the same team', async () => {
+      const [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+      const gw = await startGateway(
+        testConfig(
+          { service: service.url, inference: inference.url },
+          { upstreams: { service: { auth: { bearer: UPSTREAM_KEY } } }, ownership: { scope: 'project' }, database: await store.database() },
+        ),
+      );
+      try {
+        const prod = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/prod' };
+        const research = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/research' };
+        const created = await request(gw.url).post('/v1/preview/models').set(prod).send({ entity: 'acme', project: 'p', name: 'n', base_model: 'b' });
+        const path = `/v1/preview/models/${created.body.id as string}/checkpoints`;
+        expect((await request(gw.url).get(path).set(prod)).status).toBe(200);
+        expect((await request(gw.url).get(path).set(research)).status).toBe(404);
+      } finally {
+        await gw.close();
+        await Promise.all([service.close(), inference.close()]);
+        await store.drop();
+      }
+    });
+  });
+}
