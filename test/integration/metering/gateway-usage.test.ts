@@ -7,6 +7,7 @@ import { startTrainingService, type FakeUpstream } from '../../fixtures/training
 import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { startRedis } from '../../helpers/redis.js';
 
 /**
  * SPEC 6.4 / 7 / 14: usage recorded by two gateway instances sharing one PostgreSQL adds up in
@@ -130,5 +131,24 @@ describe('usage metering across two gateway instances', () => {
     expect(res.body.error.code).toBe('invalid_query');
     expect(res.body.error.param).toBe(param);
     expect(res.body.error.type).toBe('invalid_request_error');
+  });
+
+  it('keeps usage totals through a Redis restart: Redis holds only limit counters', async () => {
+    const redis = await startRedis();
+    const config = testConfig({ service: service.url, inference: inference.url }, { database: { url: database.url }, redis: { url: redis.url } });
+    const gw = await startGateway(config);
+    try {
+      await chat(gw, KEYS.teamB, 'team-b/redis', 'qwen-14b', '21,4').expect(200);
+      await gw.gateway.settled();
+      const before = await usage(`from=${today}&to=${today}&team=team-b&project=redis`);
+      await redis.kill();
+      await redis.restart();
+      const after = await usage(`from=${today}&to=${today}&team=team-b&project=redis`);
+      expect(before.body.data).toEqual([{ team: 'team-b', project: 'redis', requests: 1, prompt_tokens: 21, completion_tokens: 4, total_tokens: 25, cost: 0 }]);
+      expect(after.body.data).toEqual(before.body.data);
+    } finally {
+      await gw.close();
+      await redis.stop();
+    }
   });
 });
