@@ -71,7 +71,8 @@ export function startChild(name: string, script: string, args: string[], env: Re
   });
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now (the OS picks it). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on('error', reject);
@@ -101,11 +102,15 @@ function waitForPort(port: number, deadline: number): Promise<void> {
   });
 }
 
-/** A private, non-persisting redis-server on a free port (never the shared one on 6379). */
-export async function startRedis(): Promise<RunningChild> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-redis-'));
-  tempDirs.add(dir);
+/** A private redis-server that can be killed and started again on the same port (the soak's outage). */
+export interface RestartableRedis extends RunningChild {
+  /** SIGKILL: an outage, not a shutdown. Nothing is persisted, so it comes back empty. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and directory, once it is down. */
+  restart(): Promise<void>;
+}
+
+async function spawnRedis(port: number, dir: string): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
     stdio: 'ignore',
   });
@@ -116,7 +121,32 @@ export async function startRedis(): Promise<RunningChild> {
   });
   await Promise.race([waitForPort(port, Date.now() + 10_000), failed]);
   failed.catch(() => undefined);
-  return { name: 'redis', port, url: `redis://127.0.0.1:${port}`, child, stop: () => stopChild(child) };
+  return child;
+}
+
+/** A private, non-persisting redis-server on a free port (never the shared one on 6379). */
+export async function startRedis(): Promise<RestartableRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-redis-'));
+  tempDirs.add(dir);
+  let child = await spawnRedis(port, dir);
+  return {
+    name: 'redis',
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get child() {
+      return child;
+    },
+    stop: () => stopChild(child),
+    async kill() {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+    async restart() {
+      if (child.exitCode === null && child.signalCode === null) throw new Error('redis-server is still running: kill() it first');
+      child = await spawnRedis(port, dir);
+    },
+  };
 }
 
 /** Stops every child still running (graceful first) and removes temporary directories. */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import { killChildrenOnExit, stopAll, wasInterrupted } from './children.js';
@@ -13,6 +13,7 @@ import { summarizeProfileFile } from './profile-summary.js';
 import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './report.js';
 import { readSettings, type Settings } from './settings.js';
 import { measureSoakRss } from './soak.js';
+import { soakSectionOf } from './soak-report.js';
 import { directTarget, startGatewayTarget, startProxyTarget, startStack, type Stack } from './stack.js';
 
 /**
@@ -47,7 +48,9 @@ function writeResults(tables: Tables, runSettings: string, loadAtStart: number):
     .join('');
   const path = join(repositoryRoot(), 'bench', 'RESULTS.md');
   const command = `${env}npm run bench${args ? ` -- ${args}` : ''}`;
-  writeFileSync(path, resultsDocument({ machine: describeMachine(loadAtStart), date: new Date().toISOString(), command, settings: runSettings, ...tables }));
+  // The soak runs `npm run soak` appended at the end are kept: this run replaces the rest.
+  const soakRuns = existsSync(path) ? soakSectionOf(readFileSync(path, 'utf8')) : '';
+  writeFileSync(path, resultsDocument({ machine: describeMachine(loadAtStart), date: new Date().toISOString(), command, settings: runSettings, ...tables }) + soakRuns);
   log(`wrote ${path}`);
 }
 

@@ -1,0 +1,33 @@
+import { createConnection } from 'node:net';
+import { announcePort } from './child-lifecycle.js';
+import { answerLoopDelayReadings } from './loop-delay.js';
+import { answerStatsRequests, ownStats } from './process-stats.js';
+
+/**
+ * Preloaded into the gateway the soak drives (`node --import <this file> dist/src/main.js`), so
+ * the soak runs the very entry point `npm start` runs — config file, signals, drain — and still
+ * reads what the process costs over the fork IPC channel: memory (bench/process-stats.ts) and
+ * event-loop delay (bench/loop-delay.ts). It tells the parent the port once main.ts listens on
+ * it (PORT, chosen by the parent), and turns a parent that vanished into a SIGTERM (a drain).
+ */
+
+const port = Number(process.env.PORT);
+
+function announceOnceListening(deadline: number): void {
+  const socket = createConnection({ port, host: '127.0.0.1' });
+  socket.once('connect', () => {
+    socket.end();
+    announcePort(port);
+  });
+  socket.once('error', () => {
+    socket.destroy();
+    if (Date.now() < deadline) setTimeout(() => announceOnceListening(deadline), 25).unref();
+  });
+}
+
+if (process.send !== undefined) {
+  answerStatsRequests(async (gc) => ownStats(gc));
+  answerLoopDelayReadings();
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+  announceOnceListening(Date.now() + 20_000);
+}
