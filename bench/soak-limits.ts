@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import type { LimitName } from '../src/limits/kinds.js';
+import { decodeScopeNumbers } from '../src/limits/redis-scripts.js';
 import { CONCURRENCY_KEY, CONCURRENCY_LIMIT, KEY_PREFIX, RPM_KEY, RPM_LIMIT } from './soak-gateway.js';
 import type { RequestPlan, SoakTraffic } from './soak-traffic.js';
 
 /**
  * Do the limits still hold exactly what they should after the soak (and its Redis restart)?
- *   - leases: once traffic stops, no lease set in Redis holds a member (every in-flight slot
+ *   - leases: once traffic stops, no scope hash in Redis holds a lease (every in-flight slot
  *     taken was given back, on every scope);
  *   - concurrency: the team/project with `concurrency: N` admits exactly N held streams and
  *     refuses the next (the gateway's view agrees with Redis's, fallback state gone);
@@ -39,8 +41,11 @@ export async function checkLeases(redis: Redis): Promise<LeaseCheck> {
     let leases = 0;
     for await (const keys of redis.scanStream({ match: `${KEY_PREFIX}*`, count: 500 }) as AsyncIterable<string[]>) {
       for (const key of keys) {
-        if ((await redis.type(key)) !== 'zset') continue;
-        const members = await redis.zcard(key);
+        // A scope's hash (src/limits/redis-scripts.ts): its in-flight count, and one L: field per lease.
+        const blob = await redis.hgetBuffer(key, 'c');
+        const counted = blob ? decodeScopeNumbers(blob).inflight : 0;
+        const fields = (await redis.hkeys(key)).filter((field) => field.startsWith('L:')).length;
+        const members = Math.max(counted, fields);
         if (members > 0) {
           leaseSets++;
           leases += members;
@@ -84,16 +89,26 @@ const modelsRequest = (kind: string): RequestPlan => ({
   read: { mode: 'full' },
 });
 
-/** The Redis key of a key-scope limit (src/limits/plan.ts: `<prefix>{team}:<limit>:key:<id>`). */
-const keyLimitKey = (team: string, limit: string, id: string): string => `${KEY_PREFIX}{${team}}:${limit}:key:${id}`;
+/** The Redis hash of a key's limits (src/limits/plan.ts: `<prefix>{team}:key:<id>`). */
+const keyScopeKey = (team: string, id: string): string => `${KEY_PREFIX}{${team}}:key:${id}`;
+
+/** What the scope's hash counts for `limit` in its live window, and the ms until that window ends (0: none). */
+async function readCounter(redis: Redis, key: string, limit: LimitName): Promise<{ used: number; msLeft: number } | undefined> {
+  const blob = await redis.hgetBuffer(key, 'c');
+  const counter = blob ? decodeScopeNumbers(blob).counters[limit] : undefined;
+  if (!counter) return undefined;
+  const [seconds, micros] = await redis.time();
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  return counter.end > now ? { used: counter.used, msLeft: counter.end - now } : undefined;
+}
 
 /**
  * Waits for the `rpm` key's window to end (at most a minute), then sends N + 1 requests one
  * after the other: exactly N must be admitted, and Redis must have counted N.
  */
 export async function probeRpm(traffic: SoakTraffic, redis: Redis, log: (line: string) => void): Promise<AdmissionProbe> {
-  const counter = keyLimitKey(RPM_KEY.team, 'rpm', RPM_KEY.id);
-  const ttl = await redis.pttl(counter);
+  const counter = keyScopeKey(RPM_KEY.team, RPM_KEY.id);
+  const ttl = (await readCounter(redis, counter, 'rpm'))?.msLeft ?? 0;
   if (ttl > 0) {
     log(`rpm probe: waiting ${(ttl / 1000).toFixed(0)} s for the soak-rpm key's window to end`);
     await sleep(ttl + 200);
@@ -105,7 +120,7 @@ export async function probeRpm(traffic: SoakTraffic, redis: Redis, log: (line: s
     if (outcome.status === 200) admitted++;
     else if (i === RPM_LIMIT && outcome.status === 429) refusedNext = true;
   }
-  const counted = Number((await redis.get(counter)) ?? Number.NaN);
+  const counted = (await readCounter(redis, counter, 'rpm'))?.used ?? Number.NaN;
   const note = Number.isNaN(counted) ? `no counter at ${counter}: the gateway did not count in Redis` : undefined;
   return { limit: RPM_LIMIT, admitted, refusedNext, redisCount: counted, ...(note === undefined ? {} : { note }) };
 }

@@ -11,9 +11,9 @@ import { toNanos } from '../money.js';
 export type LimitWindow =
   /** A fixed window that starts at a counter's first charge (rate-limiter-flexible's semantics). */
   | { readonly type: 'fixed'; readonly ms: number }
-  /** The UTC calendar day: the counter's key carries the day, and it ends at UTC midnight. */
+  /** The UTC calendar day: a first charge opens a window that ends at the next UTC midnight. */
   | { readonly type: 'utcDay' }
-  /** The UTC calendar month: the key carries the month, and it ends at the first midnight of the next. */
+  /** The UTC calendar month: a first charge opens a window that ends at the first midnight of the next. */
   | { readonly type: 'utcMonth' }
   /** Requests in flight: leases, not a counter; nothing to wait for but a request to finish. */
   | { readonly type: 'inflight' };

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { rateLimitHeaders } from './headers.js';
@@ -74,9 +73,9 @@ class Reservation implements Admission {
     private readonly limiter: StoreLimiter,
     readonly store: LimitStore,
     readonly checks: readonly Check[],
-    /** When each check's window ends (epoch ms): a later settle would land in another window. */
+    /** When each counter's window ends on the store's clock: a settle adjusts only that window. */
     readonly windowEnds: readonly number[],
-    readonly leaseId: string,
+    readonly slot: string | undefined,
   ) {}
 
   finish(spent: Spent): void {
@@ -93,9 +92,6 @@ class StoreLimiter implements Limiter {
   private failOpen = true;
   /** What budgets are counted in, for 429 messages. */
   private currency = 'USD';
-  private readonly instanceId = randomUUID().slice(0, 8);
-  private leaseSeq = 0;
-  private readonly pendingSettles = new Set<Promise<void>>();
 
   constructor(
     config: Config,
@@ -116,17 +112,14 @@ class StoreLimiter implements Limiter {
     const reserve = { tokens: request.estimatedTokens, costNanos: request.estimatedCostNanos ?? 0 };
     const checks = this.plan.checksFor(request.principal, request.project, reserve, Date.now());
     if (checks.length === 0) return UNLIMITED;
-    const leaseId = `${this.instanceId}:${++this.leaseSeq}`;
-    const outcome = await this.acquire(checks, leaseId);
-    if (!outcome.result.admitted) {
-      const rejection = rejectionFor(checks, outcome.result, this.currency);
+    const { store, result } = await this.acquire(checks);
+    if (!result.admitted) {
+      const rejection = rejectionFor(checks, result, this.currency);
       this.events.onRejected(rejection.check.scope, rejection.check.limit);
       throw rejection.error;
     }
-    const now = Date.now();
-    const windowEnds = outcome.result.resetMs.map((ms) => now + ms);
-    const headers = rateLimitHeaders(checks, outcome.result.used, outcome.result.resetMs);
-    return new Reservation(headers, this, outcome.store, checks, windowEnds, leaseId);
+    const headers = rateLimitHeaders(checks, result.used, result.resetMs);
+    return new Reservation(headers, this, store, checks, result.windowEnds, result.slot);
   }
 
   ready(): boolean {
@@ -142,7 +135,6 @@ class StoreLimiter implements Limiter {
   }
 
   async settled(): Promise<void> {
-    while (this.pendingSettles.size > 0) await Promise.allSettled([...this.pendingSettles]);
     await this.store.settled();
   }
 
@@ -152,44 +144,33 @@ class StoreLimiter implements Limiter {
     await this.fallback?.close();
   }
 
-  /** Called once per Reservation: gives back what was not used, charges overruns, frees slots. */
+  /**
+   * Called once per Reservation: gives back what was not used, charges overruns, frees slots.
+   * The store decides against its own clock whether the window is still the one charged.
+   */
   settle(reservation: Reservation, spent: Spent): void {
     const tokens = wholeUnits(typeof spent === 'number' ? spent : spent.tokens);
     const costNanos = wholeUnits(typeof spent === 'number' ? 0 : spent.costNanos);
-    const { checks, windowEnds } = reservation;
-    const now = Date.now();
+    const { checks } = reservation;
     const deltas = new Array<number>(checks.length);
-    const leftMs = new Array<number>(checks.length);
     let work = false;
     for (let i = 0; i < checks.length; i++) {
-      const kind = limitKind(checks[i]!.limit);
-      const left = windowEnds[i]! - now;
-      const actual = kind.unit === 'token' ? tokens : kind.unit === 'cost' ? costNanos : undefined;
-      // The window the amount was reserved in has ended: nothing of it is left to adjust.
-      deltas[i] = actual !== undefined && left > 0 ? actual - checks[i]!.cost : 0;
-      leftMs[i] = left;
-      if (deltas[i] !== 0 || kind.unit === 'inflight') work = true;
+      const unit = limitKind(checks[i]!.limit).unit;
+      const actual = unit === 'token' ? tokens : unit === 'cost' ? costNanos : undefined;
+      deltas[i] = actual === undefined ? 0 : actual - checks[i]!.cost;
+      if (deltas[i] !== 0 || unit === 'inflight') work = true;
     }
-    if (!work) return;
-    const { store } = reservation;
-    const pending = store
-      .settle(checks, deltas, leftMs, reservation.leaseId)
-      .catch(() => {
-        // Unsettled leases expire by TTL; unsettled token deltas are lost with the window.
-        if (store !== this.fallback) this.events.onStoreError(store.name);
-      })
-      .finally(() => this.pendingSettles.delete(pending));
-    this.pendingSettles.add(pending);
+    if (work) reservation.store.settle(checks, deltas, reservation.windowEnds, reservation.slot);
   }
 
   /**
    * Asks the shared store; when it cannot answer, `open` falls back to this instance's memory
    * store (limits then hold per instance) and `closed` refuses with 503.
    */
-  private async acquire(checks: readonly Check[], leaseId: string): Promise<{ store: LimitStore; result: Outcome }> {
+  private async acquire(checks: readonly Check[]): Promise<{ store: LimitStore; result: Outcome }> {
     const { store, fallback } = this;
     try {
-      return { store, result: await store.acquire(checks, leaseId) };
+      return { store, result: await store.acquire(checks) };
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
       this.events.onStoreError(store.name);
@@ -198,7 +179,7 @@ class StoreLimiter implements Limiter {
           'retry-after': '1',
         });
       }
-      return { store: fallback, result: await fallback.acquire(checks) };
+      return { store: fallback, result: fallback.acquire(checks) };
     }
   }
 }

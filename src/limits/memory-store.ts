@@ -1,57 +1,101 @@
-import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { limitKind } from './kinds.js';
 import type { Check, LimitStore, Outcome } from './store.js';
+
+/** A windowed counter: units used, and when its window ends (epoch ms). */
+interface Counter {
+  used: number;
+  end: number;
+}
+
+/** One scope's limits, as the Redis store keeps them in one hash: counters by limit, and slots in use. */
+interface ScopeState {
+  readonly counters: Map<string, Counter>;
+  inflight: number;
+}
+
+/** How often ended windows and idle scopes are dropped, so memory follows the live scopes. */
+const SWEEP_INTERVAL_MS = 60_000;
 
 const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
 
 /**
  * Limits of one gateway instance: the store when no Redis is configured, and the fallback
- * while Redis is down in `open` mode. Windowed counters are rate-limiter-flexible's
- * RateLimiterMemory (fixed windows that start at a key's first charge, like the Redis store);
- * in-flight counts are plain numbers, since they die with the process anyway.
- *
- * RateLimiterMemory.consume() charges even when it refuses, and one call covers one key. To
- * check every scope first and charge only when all pass, admissions run one at a time (a
- * promise chain: microtasks only, no I/O), so nothing interleaves between the reads and the charges.
+ * while Redis is down in `open` mode. The same rules as the Redis store's script — fixed
+ * windows that start at a counter's first charge, check every scope and charge only if all
+ * pass, refunds only into the window they were charged in — on plain maps, answered
+ * synchronously: one admission cannot interleave with another, and no promise is made per check.
  */
 export class MemoryStore implements LimitStore {
   readonly name = 'memory';
-  /** Limiters by `max`, one map per kind of window: looked up without building a string id. */
-  private readonly fixedLimiters = new Map<number, RateLimiterMemory>();
-  private readonly calendarLimiters = new Map<number, RateLimiterMemory>();
-  private readonly inFlight = new Map<string, number>();
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly scopes = new Map<string, ScopeState>();
+  private readonly sweeper: NodeJS.Timeout;
 
-  acquire(checks: readonly Check[]): Promise<Outcome> {
-    const run = this.tail.then(() => this.checkThenCharge(checks));
-    this.tail = run.catch(() => undefined);
-    return run;
+  constructor() {
+    this.sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
   }
 
-  async settle(checks: readonly Check[], deltas: readonly number[], leftMs: readonly number[]): Promise<void> {
-    const pending: Promise<unknown>[] = [];
+  acquire(checks: readonly Check[]): Outcome {
+    const now = Date.now();
+    const count = checks.length;
+    const used = new Array<number>(count);
+    const resetMs = new Array<number>(count);
+    const windowEnds = new Array<number>(count);
+    let admitted = true;
+    for (let i = 0; i < count; i++) {
+      const check = checks[i]!;
+      const scope = this.scopes.get(check.key);
+      if (isInflight(check)) {
+        used[i] = scope?.inflight ?? 0;
+        resetMs[i] = 0;
+        windowEnds[i] = 0;
+      } else {
+        // A counter not in a window yet reports the window its first charge would open.
+        const counter = scope?.counters.get(check.limit);
+        const live = counter !== undefined && counter.end > now;
+        used[i] = live ? counter.used : 0;
+        windowEnds[i] = live ? counter.end : now + check.windowMs;
+        resetMs[i] = windowEnds[i]! - now;
+      }
+      if (check.cost > 0 && used[i]! + check.cost > check.max) admitted = false;
+    }
+    if (!admitted) return { admitted, used, resetMs, windowEnds };
+    for (let i = 0; i < count; i++) {
+      const check = checks[i]!;
+      if (check.cost === 0) continue;
+      const scope = this.scopeOf(check.key);
+      used[i] = used[i]! + check.cost;
+      if (isInflight(check)) {
+        scope.inflight += 1;
+        continue;
+      }
+      const counter = scope.counters.get(check.limit);
+      if (counter !== undefined && counter.end === windowEnds[i]) counter.used = used[i]!;
+      else scope.counters.set(check.limit, { used: used[i]!, end: windowEnds[i]! });
+    }
+    return { admitted, used, resetMs, windowEnds };
+  }
+
+  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[]): void {
+    const now = Date.now();
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
+      const scope = this.scopes.get(check.key);
       if (isInflight(check)) {
-        const count = (this.inFlight.get(check.key) ?? 1) - 1;
-        if (count > 0) this.inFlight.set(check.key, count);
-        else this.inFlight.delete(check.key);
+        if (scope && scope.inflight > 0) scope.inflight -= 1;
         continue;
       }
       const delta = deltas[i]!;
-      if (delta === 0) continue;
-      const limiter = this.limiterFor(check);
-      const window = { customDuration: Math.max(1, leftMs[i]!) / 1000 };
-      if (delta > 0) {
-        pending.push(limiter.penalty(check.key, delta, window));
-        continue;
-      }
-      // Like the Redis store: a refund never creates a counter (its window is gone) or goes below 0.
-      const current = await limiter.get(check.key);
-      if (current === null || current.msBeforeNext <= 0) continue;
-      pending.push(limiter.reward(check.key, Math.min(-delta, current.consumedPoints), window));
+      const end = windowEnds[i]!;
+      if (delta === 0 || end <= now) continue;
+      const counter = scope?.counters.get(check.limit);
+      const live = counter !== undefined && counter.end > now;
+      if (live && counter.end === end) counter.used = Math.max(0, counter.used + delta);
+      else if (delta > 0 && live) counter.used += delta;
+      // An overrun whose counter is gone is charged until the request's window ends.
+      else if (delta > 0) this.scopeOf(check.key).counters.set(check.limit, { used: delta, end });
+      // A refund to another window is dropped: it would grant quota never reserved there.
     }
-    await Promise.all(pending);
   }
 
   ready(): boolean {
@@ -67,65 +111,22 @@ export class MemoryStore implements LimitStore {
   }
 
   async close(): Promise<void> {
-    await this.tail;
+    clearInterval(this.sweeper);
   }
 
-  /**
-   * Reads every counter, then charges them all only if every check passes. All reads are issued
-   * before the first await, and all charges likewise (RateLimiterMemory answers from memory when
-   * called): awaiting them one by one then costs less than Promise.all and per-call handlers.
-   */
-  private async checkThenCharge(checks: readonly Check[]): Promise<Outcome> {
-    const used = new Array<number>(checks.length);
-    const resetMs = new Array<number>(checks.length);
-    const inflight = checks.map(isInflight);
-    const windows = checks.map((check, i) => (inflight[i] ? null : this.limiterFor(check).get(check.key)));
-    let admitted = true;
-    for (let i = 0; i < checks.length; i++) {
-      const check = checks[i]!;
-      const read = windows[i];
-      const window = read ? await read : null;
-      const live = window !== null && window.msBeforeNext > 0;
-      used[i] = inflight[i] ? (this.inFlight.get(check.key) ?? 0) : live ? window.consumedPoints : 0;
-      resetMs[i] = inflight[i] ? 0 : live ? window.msBeforeNext : check.windowMs;
-      if (check.cost > 0 && used[i]! + check.cost > check.max) admitted = false;
+  private scopeOf(key: string): ScopeState {
+    let scope = this.scopes.get(key);
+    if (!scope) {
+      scope = { counters: new Map(), inflight: 0 };
+      this.scopes.set(key, scope);
     }
-    if (!admitted) return { admitted, used, resetMs };
-    // penalty() charges like consume() but never refuses: the admission is already decided.
-    const charges = checks.map((check, i) => {
-      if (inflight[i]) {
-        this.inFlight.set(check.key, (this.inFlight.get(check.key) ?? 0) + 1);
-        return null;
-      }
-      return check.cost === 0 ? null : this.limiterFor(check).penalty(check.key, check.cost, { customDuration: check.windowMs / 1000 });
-    });
-    for (let i = 0; i < checks.length; i++) {
-      const charge = charges[i];
-      if (inflight[i]) used[i] = used[i]! + 1;
-      else if (charge) {
-        const res = await charge;
-        used[i] = res.consumedPoints;
-        resetMs[i] = res.msBeforeNext;
-      }
-    }
-    return { admitted, used, resetMs };
+    return scope;
   }
 
-  /**
-   * One RateLimiterMemory per kind of window and limit (bounded by the config's distinct
-   * limits). Keys are unique per limit kind, so kinds sharing a window share limiters. Every
-   * charge carries its window's duration (for a calendar window, the time left in its day or
-   * month), so a limiter's own duration is only its default.
-   */
-  private limiterFor(check: Check): RateLimiterMemory {
-    const window = limitKind(check.limit).window;
-    const calendar = window.type === 'utcDay' || window.type === 'utcMonth';
-    const byMax = calendar ? this.calendarLimiters : this.fixedLimiters;
-    let limiter = byMax.get(check.max);
-    if (!limiter) {
-      limiter = new RateLimiterMemory({ points: check.max, duration: calendar ? 86_400 : check.windowMs / 1000, keyPrefix: '' });
-      byMax.set(check.max, limiter);
+  private sweep(now: number): void {
+    for (const [key, scope] of this.scopes) {
+      for (const [limit, counter] of scope.counters) if (counter.end <= now) scope.counters.delete(limit);
+      if (scope.counters.size === 0 && scope.inflight === 0) this.scopes.delete(key);
     }
-    return limiter;
   }
 }

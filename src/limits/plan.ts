@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
-import { msToUtcMidnight, msToUtcMonthEnd, UtcLabels } from '../calendar.js';
+import { msToUtcMidnight, msToUtcMonthEnd } from '../calendar.js';
 import { counterLimit, LIMIT_KINDS, type LimitKind, type LimitName, type LimitSet } from './kinds.js';
 import type { Check, LimitScope } from './store.js';
 
@@ -29,12 +29,10 @@ export interface Reservation {
   readonly costNanos: number;
 }
 
-/** What varies per request: what it reserves and where the UTC calendar stands. */
+/** What varies per request: what it reserves and how much of the UTC day and month is left. */
 interface RequestTerms {
   readonly tokens: number;
   readonly costNanos: number;
-  readonly dayLabel: string;
-  readonly monthLabel: string;
   readonly msToMidnight: number;
   readonly msToMonthEnd: number;
 }
@@ -43,35 +41,30 @@ interface RequestTerms {
 const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value) || 0);
 
 /**
- * The checks of one scope (a principal's or a project's limits), with its keys and subject
- * built once: a check whose cost and window never change (one request, a fixed window, a
- * lease) is one shared object; only the checks of token and cost limits are new per request
- * (they carry the request's amounts, and a calendar one the time left in its day or month).
+ * The checks of one scope (a principal's or a project's limits), all in one store record (its
+ * key, built once). A check whose cost and window never change (one request, a fixed window,
+ * an in-flight slot) is one shared object; only the checks of token and cost limits are new
+ * per request (they carry the request's amounts, and a calendar one the time left in its day
+ * or month, which is the window its first charge opens).
  */
 class ScopePlan {
   private readonly fixed: ReadonlyArray<Check | undefined>;
-  private readonly keys: readonly string[];
-  /** Keys of calendar windows carry their period's label: rebuilt when it changes. */
-  private periodKeys = { label: '', keys: [] as string[] };
 
   constructor(
     private readonly scope: LimitScope,
     private readonly subject: string,
-    /** `<prefix>{team}:` then `<limit>:<id>` make a key. */
-    base: string,
-    id: string,
+    private readonly key: string,
     private readonly limits: readonly CompiledLimit[],
   ) {
-    this.keys = limits.map(({ limit }) => `${base}${limit}:${id}`);
-    this.fixed = limits.map(({ limit, kind, max }, i) => {
+    this.fixed = limits.map(({ limit, kind, max }) => {
       if (kind.unit === 'token' || kind.unit === 'cost') return undefined;
       const windowMs = kind.window.type === 'fixed' ? kind.window.ms : 0;
-      return Object.freeze({ scope, subject, limit, max, cost: 1, windowMs, key: this.keys[i]! });
+      return Object.freeze({ scope, subject, limit, max, cost: 1, windowMs, key });
     });
   }
 
   addTo(checks: Check[], terms: RequestTerms): void {
-    const { scope, subject } = this;
+    const { scope, subject, key } = this;
     for (let i = 0; i < this.limits.length; i++) {
       const fixed = this.fixed[i];
       if (fixed) {
@@ -81,23 +74,20 @@ class ScopePlan {
       const { limit, kind, max } = this.limits[i]!;
       const cost = kind.unit === 'cost' ? terms.costNanos : terms.tokens;
       const { window } = kind;
-      if (window.type === 'utcDay') {
-        checks.push({ scope, subject, limit, max, cost, windowMs: terms.msToMidnight, key: this.periodKey(i, terms.dayLabel) });
-      } else if (window.type === 'utcMonth') {
-        checks.push({ scope, subject, limit, max, cost, windowMs: terms.msToMonthEnd, key: this.periodKey(i, terms.monthLabel) });
-      } else {
-        checks.push({ scope, subject, limit, max, cost, windowMs: window.type === 'fixed' ? window.ms : 0, key: this.keys[i]! });
-      }
+      const windowMs =
+        window.type === 'utcDay' ? terms.msToMidnight : window.type === 'utcMonth' ? terms.msToMonthEnd : window.type === 'fixed' ? window.ms : 0;
+      checks.push({ scope, subject, limit, max, cost, windowMs, key });
     }
   }
+}
 
-  /** `<key>:<YYYY-MM-DD>` or `<key>:<YYYY-MM>`: a new counter each day or month. */
-  private periodKey(i: number, label: string): string {
-    if (!this.periodKeys.keys[i]?.endsWith(label)) {
-      if (this.periodKeys.label !== label) this.periodKeys = { label, keys: [] };
-      this.periodKeys.keys[i] = `${this.keys[i]!}:${label}`;
-    }
-    return this.periodKeys.keys[i]!;
+/** The end of the current UTC month, worked out once a month rather than per request. */
+class MonthEnd {
+  private end = Number.NEGATIVE_INFINITY;
+
+  msLeft(now: number): number {
+    if (now >= this.end || now < this.end - 32 * 86_400_000) this.end = now + msToUtcMonthEnd(now);
+    return this.end - now;
   }
 }
 
@@ -122,7 +112,7 @@ export class LimitPlan {
   /** team → project → plan (null: no project limit applies), looked up without building a name. */
   private readonly projectPlans = new Map<string, Map<string, ScopePlan | null>>();
   private cachedProjects = 0;
-  private readonly labels = new UtcLabels();
+  private readonly monthEnd = new MonthEnd();
 
   constructor(
     config: Config,
@@ -150,10 +140,8 @@ export class LimitPlan {
     const terms: RequestTerms = {
       tokens: wholeUnits(amounts.tokens),
       costNanos: wholeUnits(amounts.costNanos),
-      dayLabel: this.labels.day(now),
-      monthLabel: this.labels.month(now),
       msToMidnight: msToUtcMidnight(now),
-      msToMonthEnd: msToUtcMonthEnd(now),
+      msToMonthEnd: this.monthEnd.msLeft(now),
     };
     keyPlan?.addTo(checks, terms);
     projectPlan?.addTo(checks, terms);
@@ -173,7 +161,7 @@ export class LimitPlan {
     if (plan === undefined) {
       const limits = this.limitsOf(principal.limits);
       const subject = principal.kind === 'key' ? `key ${principal.id}` : `subject ${principal.id}`;
-      plan = limits.length === 0 ? null : new ScopePlan('key', subject, this.baseFor(principal), `${principal.kind}:${principal.id}`, limits);
+      plan = limits.length === 0 ? null : new ScopePlan('key', subject, `${this.baseFor(principal)}${principal.kind}:${principal.id}`, limits);
       this.principalPlans.set(principal, plan);
     }
     return plan;
@@ -185,7 +173,7 @@ export class LimitPlan {
     if (plan !== undefined) return plan;
     const name = `${project.team}/${project.project}`;
     const limits = this.exactProjects.get(name) ?? this.teamDefaults.get(project.team);
-    plan = limits === undefined ? null : new ScopePlan('project', `project ${name}`, this.baseFor(principal), `project:${name}`, limits);
+    plan = limits === undefined ? null : new ScopePlan('project', `project ${name}`, `${this.baseFor(principal)}project:${name}`, limits);
     // Keys carry the principal's team; one of another team is refused before the limits (403).
     if (project.team !== principal.team) return plan;
     if (this.cachedProjects >= MAX_CACHED_PROJECTS) {

@@ -1,42 +1,79 @@
+import { randomUUID } from 'node:crypto';
 import { fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
-import { limitKind } from './kinds.js';
-import { ADMIT, RENEW_LEASES, SETTLE } from './redis-scripts.js';
+import { limitIndex, limitKind } from './kinds.js';
+import { LIMITS_SCRIPT } from './redis-scripts.js';
 import { StoreUnavailableError, type Check, type LimitStore, type Outcome } from './store.js';
 
-type ScriptArg = string | number;
-
-/** The scripts, once defined on the connection (ioredis runs EVALSHA and reloads on NOSCRIPT). */
+/** The script, once defined on the connection (ioredis runs EVALSHA and reloads on NOSCRIPT). */
 interface ScriptCommands {
-  tollgateAdmit(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<number[]>;
-  tollgateSettle(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<number>;
-  tollgateRenewLeases(numKeys: number, ...keysThenArgs: ScriptArg[]): Promise<number>;
+  /** The reply as a Buffer (ioredis' `…Buffer` variant of a defined command): packed doubles. */
+  tollgateLimitsBuffer(numKeys: number, ...keysThenArgs: Array<string | number | Buffer>): Promise<Buffer>;
 }
 
 export interface RedisStoreOptions {
   /** Silence after which Redis counts as down (`redis.commandTimeoutMs`); see ReplyDeadline. */
   readonly replySilenceMs: number;
-  /** How long an in-flight slot survives without renewal: the delay before a dead instance's slots return. */
+  /** How long an in-flight lease survives without renewal: the delay before a dead instance's slots return. */
   readonly leaseTtlMs: number;
-  /** Called when a background lease renewal fails (admissions and settles report their own). */
+  /** Called when a background write (settles, lease renewal, undo) fails. */
   readonly onBackgroundError: () => void;
+}
+
+/** What waits to be sent for one scope: counter deltas by limit and window end (summed), and leases to release. */
+interface PendingScope {
+  readonly deltas: Map<string, { readonly kind: number; readonly end: number; delta: number }>;
+  readonly released: string[];
+}
+
+const NO_NUMBERS = Buffer.alloc(0);
+
+/** Doubles, little-endian: how the script takes and gives its numbers (struct '<d'). */
+function packDoubles(numbers: readonly number[]): Buffer {
+  if (numbers.length === 0) return NO_NUMBERS;
+  const buffer = Buffer.allocUnsafe(numbers.length * 8);
+  for (let i = 0; i < numbers.length; i++) buffer.writeDoubleLE(numbers[i]!, i * 8);
+  return buffer;
 }
 
 const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
 
+/** `<prefix>{team}:…` → `{team}`: keys with the same tag share a Cluster slot, so one script may take them. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  return open < 0 ? '' : key.slice(open, key.indexOf('}', open) + 1);
+}
+
+/** The script's arguments for some scopes (`keys`; key numbers are 1-based). */
+interface ScriptCall {
+  lease: string;
+  checks: number[];
+  settles: number[];
+  released: string;
+  renewed: string;
+}
+
 /**
- * Counters and leases in Redis (single node or Cluster), shared by every gateway instance.
- * One script call per admission and one per settle. The connection comes from the redis
- * module; the store owns it from then on (close() disconnects it).
+ * Counters and in-flight leases in Redis (single node or Cluster), shared by every gateway
+ * instance: one script call per admission, which also carries what earlier requests to the
+ * same scopes left to settle (see redis-scripts.ts for the layout). Settles no admission took
+ * go out at the end of the event-loop turn, one script per team. The connection comes from
+ * the redis module; the store owns it from then on (close() disconnects it).
  */
 export class RedisStore implements LimitStore {
   readonly name = 'redis';
   private readonly scripts: ScriptCommands;
-  /** Lease set key → lease ids this instance holds there, renewed until settled. */
-  private readonly leases = new Map<string, Set<string>>();
-  private readonly renewTimer: NodeJS.Timeout;
   private readonly deadline: ReplyDeadline;
-  /** Undos of admissions that answered after their deadline, until they reach Redis. */
-  private readonly undoing = new Set<Promise<unknown>>();
+  private readonly instance = randomUUID().slice(0, 8);
+  private leaseSeq = 0;
+  /** Scope key → leases this instance holds there, renewed until released. */
+  private readonly held = new Map<string, Set<string>>();
+  /** Scope key → what waits for the next admission to that scope, or for the flush. */
+  private readonly pending = new Map<string, PendingScope>();
+  private flushScheduled = false;
+  private readonly renewTimer: NodeJS.Timeout;
+  /** Background writes in progress (flushes, renewals, undos): settled() waits for them. */
+  private readonly writing = new Set<Promise<unknown>>();
+  private closed = false;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -44,13 +81,13 @@ export class RedisStore implements LimitStore {
   ) {
     // A queue that keeps moving may take longer than the silence limit, but never 10 times as long.
     this.deadline = new ReplyDeadline(options.replySilenceMs, 10 * options.replySilenceMs, (message) => new StoreUnavailableError(message));
-    this.connection.defineCommand('tollgateAdmit', { lua: ADMIT });
-    this.connection.defineCommand('tollgateSettle', { lua: SETTLE });
-    this.connection.defineCommand('tollgateRenewLeases', { lua: RENEW_LEASES });
+    this.connection.defineCommand('tollgateLimits', { lua: LIMITS_SCRIPT });
     this.scripts = this.connection as unknown as ScriptCommands;
-    // Renew three times per TTL, so one late or failed round never lets a live slot lapse.
+    // Renew three times per TTL, so one late or failed round never lets a live lease lapse.
     this.renewTimer = setInterval(() => this.renewLeases(), Math.max(10, Math.floor(options.leaseTtlMs / 3)));
     this.renewTimer.unref();
+    // A Redis that restarted empty learns this instance's leases again, and gets the settles that waited.
+    this.connection.on('ready', () => this.renewLeases());
   }
 
   /** Every connection is up, for a Cluster the one to each master too. */
@@ -67,109 +104,196 @@ export class RedisStore implements LimitStore {
     return this.connection.status === 'ready';
   }
 
-  async acquire(checks: readonly Check[], leaseId: string): Promise<Outcome> {
+  async acquire(checks: readonly Check[]): Promise<Outcome> {
     if (!this.connected()) throw new StoreUnavailableError(`redis is ${this.connection.status}`);
-    const args: ScriptArg[] = [checks.length];
-    let spec = '';
+    const keys: string[] = [];
+    let slot: string | undefined;
+    const call = this.takePending(keys);
     for (const check of checks) {
-      args.push(check.key);
-      // The script's protocol marks a lease set by a window of 0.
-      spec += `${check.max} ${check.cost} ${isInflight(check) ? 0 : check.windowMs} `;
+      let k = keys.indexOf(check.key);
+      if (k < 0) {
+        k = keys.push(check.key) - 1;
+        this.takePendingOf(check.key, k, call);
+      }
+      const inflight = isInflight(check);
+      if (inflight) slot ??= `L:${this.instance}:${++this.leaseSeq}`;
+      call.checks.push(k + 1, limitIndex(check.limit), check.max, check.cost, inflight ? 0 : check.windowMs);
     }
-    args.push(leaseId, this.options.leaseTtlMs, spec);
-    const command = this.scripts.tollgateAdmit(...(args as [number, ...ScriptArg[]]));
-    let reply: number[];
+    call.lease = slot ?? '';
+    const command = this.send(keys, call);
+    let reply: Buffer;
     try {
       reply = await this.deadline.watch(command);
     } catch (err) {
-      this.undoIfLateAdmitted(command, checks, leaseId);
+      this.undoIfLateAdmitted(command, checks, slot);
       throw err;
     }
-    const used = new Array<number>(checks.length);
-    const resetMs = new Array<number>(checks.length);
-    for (let i = 0; i < checks.length; i++) {
-      used[i] = reply[1 + 2 * i]!;
-      resetMs[i] = reply[2 + 2 * i]!;
+    const admitted = reply.readDoubleLE(0) === 1;
+    const now = reply.readDoubleLE(8);
+    const count = checks.length;
+    const used = new Array<number>(count);
+    const resetMs = new Array<number>(count);
+    const windowEnds = new Array<number>(count);
+    for (let i = 0; i < count; i++) {
+      used[i] = reply.readDoubleLE(16 + 16 * i);
+      windowEnds[i] = reply.readDoubleLE(24 + 16 * i);
+      resetMs[i] = windowEnds[i] === 0 ? 0 : windowEnds[i]! - now;
     }
-    const admitted = reply[0] === 1;
-    if (admitted) this.holdLeases(checks, leaseId);
-    return { admitted, used, resetMs };
+    if (admitted && slot) this.hold(checks, slot);
+    return { admitted, used, resetMs, windowEnds, slot: admitted ? slot : undefined };
   }
 
-  async settle(checks: readonly Check[], deltas: readonly number[], leftMs: readonly number[], leaseId: string): Promise<void> {
-    const counterKeys: string[] = [];
-    let counterSpec = '';
-    const leaseKeys: string[] = [];
+  /**
+   * Queues the settle for the end of this turn of the event loop: an admission to the same
+   * scope made before then carries it (no call of its own), and the rest go out together, one
+   * script per team — before the client can send its next request, so a freed slot is free on
+   * every instance by then.
+   */
+  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], slot: string | undefined): void {
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
       if (isInflight(check)) {
-        leaseKeys.push(check.key);
-        this.leases.get(check.key)?.delete(leaseId);
-      } else if (deltas[i] !== 0) {
-        counterKeys.push(check.key);
-        counterSpec += `${deltas[i]!} ${Math.max(1, Math.round(leftMs[i]!))} `;
+        if (slot && this.held.get(check.key)?.delete(slot)) this.pendingFor(check.key).released.push(slot);
+        continue;
       }
+      const delta = deltas[i]!;
+      if (delta === 0) continue;
+      const scope = this.pendingFor(check.key);
+      const id = `${check.limit} ${windowEnds[i]!}`;
+      const entry = scope.deltas.get(id);
+      if (entry) entry.delta += delta;
+      else scope.deltas.set(id, { kind: limitIndex(check.limit), end: windowEnds[i]!, delta });
     }
-    if (counterKeys.length + leaseKeys.length === 0) return;
-    if (!this.connected()) throw new StoreUnavailableError(`redis is ${this.connection.status}`);
-    const keys = counterKeys.concat(leaseKeys);
-    await this.deadline.watch(this.scripts.tollgateSettle(keys.length, ...keys, leaseId, counterKeys.length, counterSpec));
+    this.scheduleFlush();
+  }
+
+  /** Sends every waiting settle now, and resolves once it and the store's other background writes have reached Redis. */
+  async settled(): Promise<void> {
+    this.flush(false);
+    while (this.writing.size > 0) await Promise.allSettled([...this.writing]);
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.renewTimer);
-    this.leases.clear();
-    // Leases still held are left to expire: after close nothing would renew them anyway.
+    // Leases still held are left to lapse: after close nothing would renew them anyway.
     this.connection.disconnect();
+  }
+
+  private send(keys: readonly string[], call: ScriptCall): Promise<Buffer> {
+    const { leaseTtlMs } = this.options;
+    return this.scripts.tollgateLimitsBuffer(keys.length, ...keys, leaseTtlMs, call.lease, packDoubles(call.checks), packDoubles(call.settles), call.released, call.renewed);
+  }
+
+  private hold(checks: readonly Check[], slot: string): void {
+    for (const check of checks) {
+      if (!isInflight(check) || check.cost === 0) continue;
+      let leases = this.held.get(check.key);
+      if (!leases) {
+        leases = new Set();
+        this.held.set(check.key, leases);
+      }
+      leases.add(slot);
+    }
+  }
+
+  private pendingFor(key: string): PendingScope {
+    let scope = this.pending.get(key);
+    if (!scope) {
+      scope = { deltas: new Map(), released: [] };
+      this.pending.set(key, scope);
+    }
+    return scope;
+  }
+
+  /** A script call carrying what waits for `keys`. */
+  private takePending(keys: readonly string[]): ScriptCall {
+    const call: ScriptCall = { lease: '', checks: [], settles: [], released: '', renewed: '' };
+    for (let k = 0; k < keys.length; k++) this.takePendingOf(keys[k]!, k, call);
+    return call;
+  }
+
+  /** Moves what waits for `key` (the call's key number k + 1) into `call`. */
+  private takePendingOf(key: string, k: number, call: ScriptCall): void {
+    const scope = this.pending.get(key);
+    if (!scope) return;
+    this.pending.delete(key);
+    for (const { kind, end, delta } of scope.deltas.values()) call.settles.push(k + 1, kind, delta, end);
+    for (const lease of scope.released) call.released += `${k + 1} ${lease} `;
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.closed) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush(false);
+    });
+  }
+
+  /**
+   * Sends what waits (and with `renew`, every held lease), one script per team: a Cluster
+   * slot. Nothing is sent while Redis is away: it goes when the connection is back ('ready'),
+   * and the script then drops refunds whose window has ended.
+   */
+  private flush(renew: boolean): void {
+    if (!this.connected() || this.closed) return;
+    const byTag = new Map<string, string[]>();
+    const add = (key: string): void => {
+      const tag = hashTag(key);
+      const keys = byTag.get(tag);
+      if (!keys) byTag.set(tag, [key]);
+      else if (!keys.includes(key)) keys.push(key);
+    };
+    for (const key of this.pending.keys()) add(key);
+    if (renew) for (const [key, leases] of this.held) if (leases.size > 0) add(key);
+    for (const keys of byTag.values()) this.write(keys, renew);
+  }
+
+  private write(keys: readonly string[], renew: boolean): void {
+    const call = this.takePending(keys);
+    if (renew) {
+      keys.forEach((key, k) => {
+        for (const lease of this.held.get(key) ?? []) call.renewed += `${k + 1} ${lease} `;
+      });
+    }
+    const write = this.deadline.watch(this.send(keys, call)).catch(() => {
+      // Lost or late: releases and deltas may have run. Leases not released lapse by their TTL.
+      this.options.onBackgroundError();
+    });
+    this.track(write);
   }
 
   /**
    * An admission given up at the reply deadline may still have run: Redis was only slow, and
    * the script waiting in its queue charges when it runs. The gateway answered without it
    * (503, or the fallback in `open` mode), so whatever it charged is given back when its reply
-   * comes — else its leases would hold in-flight slots no request uses until they expire, and
-   * its counters would count requests Redis never served.
+   * comes — else its lease would hold a slot no request uses until it lapses, and its counters
+   * would count a request Redis never served.
    */
-  private undoIfLateAdmitted(command: Promise<number[]>, checks: readonly Check[], leaseId: string): void {
+  private undoIfLateAdmitted(command: Promise<Buffer>, checks: readonly Check[], slot: string | undefined): void {
     const undo = command.then(
       (reply) => {
-        if (reply[0] !== 1) return;
+        if (reply.readDoubleLE(0) !== 1) return;
         const refunds = checks.map((check) => (isInflight(check) ? 0 : -check.cost));
-        const leftMs = checks.map((_, i) => reply[2 + 2 * i] ?? 0);
-        return this.settle(checks, refunds, leftMs, leaseId).catch(this.options.onBackgroundError);
+        const windowEnds = checks.map((_, i) => reply.readDoubleLE(24 + 16 * i));
+        if (slot) this.hold(checks, slot);
+        this.settle(checks, refunds, windowEnds, slot);
+        this.flush(false);
       },
-      // No reply at all: the connection was lost. A lease it may have taken expires by its TTL.
+      // No reply at all: the connection was lost. A lease it may have taken lapses by its TTL.
       () => undefined,
     );
-    this.undoing.add(undo);
-    void undo.finally(() => this.undoing.delete(undo));
+    this.track(undo);
   }
 
-  /** Resolves when every undo of a late admission so far has reached Redis (tests, shutdown). */
-  async settled(): Promise<void> {
-    while (this.undoing.size > 0) await Promise.allSettled([...this.undoing]);
-  }
-
-  private holdLeases(checks: readonly Check[], leaseId: string): void {
-    for (const check of checks) {
-      if (!isInflight(check)) continue;
-      let held = this.leases.get(check.key);
-      if (!held) {
-        held = new Set();
-        this.leases.set(check.key, held);
-      }
-      held.add(leaseId);
-    }
+  private track(write: Promise<unknown>): void {
+    this.writing.add(write);
+    void write.finally(() => this.writing.delete(write));
   }
 
   private renewLeases(): void {
-    if (!this.connected()) return;
-    for (const [key, held] of this.leases) {
-      if (held.size === 0) {
-        this.leases.delete(key);
-        continue;
-      }
-      this.deadline.watch(this.scripts.tollgateRenewLeases(1, key, this.options.leaseTtlMs, ...held)).catch(this.options.onBackgroundError);
-    }
+    for (const [key, leases] of this.held) if (leases.size === 0) this.held.delete(key);
+    this.flush(true);
   }
 }

@@ -4,8 +4,9 @@ import type { LimitName } from './kinds.js';
 export type LimitScope = 'key' | 'project';
 
 /**
- * One limit to check and charge for one request, prepared by the plan. Every check of a
- * request lives under the same `{team}` hash tag, so a Redis Cluster can run them in one script.
+ * One limit to check and charge for one request, prepared by the plan. A scope's limits all
+ * live in one record of the store (`key`: one Redis hash per scope), one field per limit;
+ * every key of a request shares the `{team}` hash tag (one Cluster slot).
  * What the limit is (window, unit) is its row in the kinds table: `limitKind(check.limit)`.
  */
 export interface Check {
@@ -14,11 +15,14 @@ export interface Check {
   readonly subject: string;
   readonly limit: LimitName;
   readonly max: number;
-  /** Units this request takes: 1 request / in-flight slot, or its estimated tokens (may be 0). */
+  /** Units this request takes: 1 request / in-flight slot, or its estimated tokens or cost (may be 0). */
   readonly cost: number;
-  /** Length of this request's counting window (what is left of the UTC day for a daily budget); 0 for in-flight limits, which have none. */
+  /**
+   * Length of the window a first charge opens (what is left of the UTC day or month for a
+   * calendar window); 0 for in-flight limits, which have none.
+   */
   readonly windowMs: number;
-  /** Store key (counter or lease set), under `redis.keyPrefix`. */
+  /** The scope's record in the store (a Redis hash), under `redis.keyPrefix`. */
   readonly key: string;
 }
 
@@ -29,10 +33,18 @@ export interface Outcome {
   readonly used: readonly number[];
   /** Milliseconds until the check's window resets (0 for in-flight limits). */
   readonly resetMs: readonly number[];
+  /**
+   * When each counter's window ends, on the store's clock (epoch ms; 0 for in-flight limits
+   * and for a window not opened yet): a settle names it, so an adjustment lands only in the
+   * window the request was charged in.
+   */
+  readonly windowEnds: readonly number[];
+  /** The in-flight slot an admitted request holds, named as the store knows it (the Redis lease); settle() frees it. */
+  readonly slot?: string;
 }
 
 /**
- * Where counters and in-flight leases live. The memory and Redis stores implement the same
+ * Where counters and in-flight slots live. The memory and Redis stores implement the same
  * contract, so the limiter cannot tell which it has.
  */
 export interface LimitStore {
@@ -40,20 +52,22 @@ export interface LimitStore {
   readonly name: 'memory' | 'redis';
   /**
    * Checks every limit and charges all of them only if all pass — a refused request consumes
-   * nothing anywhere. In-flight checks take a lease named `leaseId`.
-   * Rejects with StoreUnavailableError when the store cannot answer.
+   * nothing anywhere. An in-flight check takes a slot. The memory store answers at once.
+   * Rejects (or throws) StoreUnavailableError when the store cannot answer.
    */
-  acquire(checks: readonly Check[], leaseId: string): Promise<Outcome>;
+  acquire(checks: readonly Check[]): Outcome | Promise<Outcome>;
   /**
-   * Adds `deltas[i]` to counter i (0 = leave it; `leftMs[i]` is what remains of its window, for
-   * a counter that must be created) and releases the leases of `leaseId`.
+   * Adds `deltas[i]` to counter i in the window that ends at `windowEnds[i]` (from the
+   * admission's outcome; a refund to a window that has ended is dropped, an overrun charged to
+   * a counter that is gone recreates it until then) and frees the request's in-flight slots.
+   * Never throws: a shared store may send it with a later call (`settled()` waits for it).
    */
-  settle(checks: readonly Check[], deltas: readonly number[], leftMs: readonly number[], leaseId: string): Promise<void>;
+  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], slot: string | undefined): void;
   /** Whether every connection the store needs is up (always true in memory): readiness and /readyz. */
   ready(): boolean;
   /** Resolves true once the store is ready (at once for memory), false after `timeoutMs`: start-up waits on it. */
   whenReady(timeoutMs: number): Promise<boolean>;
-  /** Resolves when the store's own background corrections have reached it (undo of late admissions). */
+  /** Resolves when every settle so far, and the store's own corrections, have reached the store. */
   settled(): Promise<void>;
   close(): Promise<void>;
 }

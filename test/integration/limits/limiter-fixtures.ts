@@ -2,8 +2,10 @@ import { configSchema, type Config, type LimitSet } from '../../../src/config/sc
 import type { Principal, ProjectRef } from '../../../src/auth/principal.js';
 import { GatewayError } from '../../../src/errors.js';
 import { createLimiter, createLimitStore, type Admission, type AdmissionRequest, type Limiter, type LimitEvents } from '../../../src/limits/index.js';
+import { decodeScopeNumbers, type ScopeNumbers } from '../../../src/limits/redis-scripts.js';
 import { RedisStore } from '../../../src/limits/redis-store.js';
 import { connectRedis } from '../../../src/redis/index.js';
+import type { Redis } from 'ioredis';
 
 /** What a test may vary in the config; everything else is the schema's default. */
 export interface LimitSettings {
@@ -115,4 +117,30 @@ export async function refusal(promise: Promise<Admission>): Promise<GatewayError
 /** Seconds until the next UTC midnight, as Retry-After would say it at `now`. */
 export function secondsToUtcMidnight(now: number): number {
   return Math.ceil((86_400_000 - (now % 86_400_000)) / 1000);
+}
+
+/** What a scope's hash in Redis holds: counters of live windows, and in-flight leases. */
+export interface ScopeRecord {
+  readonly counters: Record<string, number>;
+  /** The in-flight count the script reads, which must equal the number of live leases. */
+  readonly slots: number;
+  /** When each live lease lapses unless renewed (epoch ms, Redis clock). */
+  readonly leaseEnds: number[];
+  readonly numbers: ScopeNumbers;
+}
+
+/** Reads one scope's hash the way the script does (src/limits/redis-scripts.ts), against Redis's clock. */
+export async function readScope(redis: Redis, key: string): Promise<ScopeRecord> {
+  const [seconds, micros] = await redis.time();
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const hash = await redis.hgetallBuffer(key);
+  const numbers = decodeScopeNumbers(hash.c ?? Buffer.alloc(0));
+  const counters: Record<string, number> = {};
+  for (const [limit, counter] of Object.entries(numbers.counters)) if (counter.end > now) counters[limit] = counter.used;
+  const leaseEnds = Object.entries(hash)
+    .filter(([field]) => field.startsWith('L:'))
+    .map(([, value]) => Number(value.toString()))
+    .filter((end) => end > now);
+  if (numbers.inflight !== leaseEnds.length) throw new Error(`scope ${key} counts ${numbers.inflight} in flight but holds ${leaseEnds.length} live leases`);
+  return { counters, slots: numbers.inflight, leaseEnds, numbers };
 }

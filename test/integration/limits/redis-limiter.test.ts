@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { Limiter, LimitEvents } from '../../../src/limits/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { describeLimiterBehaviour } from './limiter-behaviour.js';
-import { admitAll, buildLimiter, keyPrincipal, limitsConfig, recordEvents, refusal, request, type LimitSettings } from './limiter-fixtures.js';
+import { admitAll, buildLimiter, keyPrincipal, limitsConfig, readScope, recordEvents, refusal, request, type LimitSettings } from './limiter-fixtures.js';
 
 let redis: TestRedis;
 let inspect: Redis;
@@ -49,7 +49,7 @@ describe('limits shared by three gateway instances on one Redis', () => {
     const { admitted, rejected } = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod'));
     expect(admitted.length).toBe(100);
     expect(rejected.length).toBe(200);
-    expect(await inspect.get('shared-rpm:{team-a}:rpm:key:ci-bot')).toBe('100');
+    expect((await readScope(inspect, 'shared-rpm:{team-a}:key:ci-bot')).counters).toEqual({ rpm: 100 });
   });
 
   it('holds exactly 10 of 300 concurrent requests in flight at concurrency 10, and the slots come back after finish', async () => {
@@ -57,10 +57,10 @@ describe('limits shared by three gateway instances on one Redis', () => {
     const ciBot = keyPrincipal('ci-bot', { concurrency: 10 });
     const first = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod'));
     expect(first.admitted.length).toBe(10);
-    expect(await inspect.zcard('shared-concurrency:{team-a}:concurrency:key:ci-bot')).toBe(10);
+    expect((await readScope(inspect, 'shared-concurrency:{team-a}:key:ci-bot')).slots).toBe(10);
     for (const admission of first.admitted) admission.finish(0);
     await Promise.all(limiters.map((limiter) => limiter.settled()));
-    expect(await inspect.zcard('shared-concurrency:{team-a}:concurrency:key:ci-bot')).toBe(0);
+    expect((await readScope(inspect, 'shared-concurrency:{team-a}:key:ci-bot')).slots).toBe(0);
     const second = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod'));
     expect(second.admitted.length).toBe(10);
   });
@@ -70,7 +70,7 @@ describe('limits shared by three gateway instances on one Redis', () => {
     const ciBot = keyPrincipal('ci-bot', { tpm: 1000 });
     const { admitted } = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod', 100));
     expect(admitted.length).toBe(10);
-    expect(await inspect.get('shared-tpm:{team-a}:tpm:key:ci-bot')).toBe('1000');
+    expect((await readScope(inspect, 'shared-tpm:{team-a}:key:ci-bot')).counters).toEqual({ tpm: 1000 });
   });
 
   it('admits exactly the tightest limit when key and project limits combine', async () => {
@@ -79,36 +79,61 @@ describe('limits shared by three gateway instances on one Redis', () => {
     const ciBot = keyPrincipal('ci-bot', { rpm: 100, tpm: 5000 });
     const { admitted } = await admitAll(limiters, 300, () => request(ciBot, 'team-a/prod', 100));
     expect(admitted.length).toBe(20);
-    expect(await inspect.get('shared-mixed:{team-a}:rpm:key:ci-bot')).toBe('20');
-    expect(await inspect.get('shared-mixed:{team-a}:tpm:key:ci-bot')).toBe('2000');
+    expect((await readScope(inspect, 'shared-mixed:{team-a}:key:ci-bot')).counters).toEqual({ rpm: 20, tpm: 2000 });
+    expect((await readScope(inspect, 'shared-mixed:{team-a}:project:team-a/prod')).counters).toEqual({ tpm: 2000 });
   });
 
-  it('stores counters under the key prefix with a {team} hash tag and window expiries', async () => {
-    const [limiter] = await startInstances({ keyPrefix: 'layout:' });
+  it('keeps each scope in one hash under the key prefix with a {team} hash tag: a counter and its window end per limit, slots per instance', async () => {
+    const [limiter] = await startInstances({ keyPrefix: 'layout:', projects: { 'team-a/prod': { rpm: 50 } } });
     const ciBot = keyPrincipal('ci-bot', { rpm: 5, tpm: 100, concurrency: 2, tokensPerDay: 1000 });
+    const [seconds] = await inspect.time();
+    const now = Number(seconds) * 1000;
     await limiter!.admit(request(ciBot, 'team-a/prod', 10));
-    const day = new Date().toISOString().slice(0, 10);
-    expect((await inspect.keys('layout:*')).sort()).toEqual([
-      'layout:{team-a}:concurrency:key:ci-bot',
-      'layout:{team-a}:rpm:key:ci-bot',
-      `layout:{team-a}:tokensPerDay:key:ci-bot:${day}`,
-      'layout:{team-a}:tpm:key:ci-bot',
-    ]);
-    const ttl = await inspect.pttl('layout:{team-a}:rpm:key:ci-bot');
-    expect(ttl).toBeGreaterThan(50_000);
-    expect(ttl).toBeLessThanOrEqual(60_000);
+    expect((await inspect.keys('layout:*')).sort()).toEqual(['layout:{team-a}:key:ci-bot', 'layout:{team-a}:project:team-a/prod']);
+    const fields = Object.keys(await inspect.hgetall('layout:{team-a}:key:ci-bot'));
+    const lease = fields.find((field) => /^L:[0-9a-f]{8}:\d+$/.test(field))!;
+    expect(fields.sort()).toEqual(['c', lease].sort());
+    const { counters, leaseEnds, numbers } = await readScope(inspect, 'layout:{team-a}:key:ci-bot');
+    expect(counters).toEqual({ rpm: 1, tpm: 10, tokensPerDay: 10 });
+    expect(numbers.inflight).toBe(1);
+    // The lease lapses a TTL (30 s by default) after it was taken, unless renewed.
+    expect(leaseEnds[0]! - now).toBeGreaterThan(28_000);
+    expect(leaseEnds[0]! - now).toBeLessThanOrEqual(31_000);
+    // Windows end a minute (rpm, tpm) and at the next UTC midnight (tokensPerDay) after the first charge.
+    expect(numbers.counters.rpm!.end - now).toBeGreaterThan(58_000);
+    expect(numbers.counters.rpm!.end - now).toBeLessThanOrEqual(61_000);
+    expect(numbers.counters.tokensPerDay!.end % 86_400_000).toBeLessThan(2000);
+    // The hash outlives its longest window and lease, then leaves Redis.
+    const dayEnd = numbers.counters.tokensPerDay!.end;
+    const ttl = await inspect.pttl('layout:{team-a}:key:ci-bot');
+    expect(ttl).toBeGreaterThan(dayEnd - now);
+    expect(ttl).toBeLessThanOrEqual(dayEnd - now + 62_000);
+    expect(numbers.expires).toBeGreaterThan(dayEnd);
+    expect((await readScope(inspect, 'layout:{team-a}:project:team-a/prod')).counters).toEqual({ rpm: 1 });
+  });
+
+  it('keeps every counter of a scope whatever kinds it has (a monthly budget without the kinds before it in the table)', async () => {
+    const [limiter] = await startInstances({ keyPrefix: 'sparse:', projects: { 'team-a/prod': { costPerMonth: 2, concurrency: 5 } } });
+    const ciBot = keyPrincipal('ci-bot', {});
+    const admission = await limiter!.admit({ ...request(ciBot, 'team-a/prod', 7), estimatedCostNanos: 1_500_000_000 });
+    admission.finish({ tokens: 7, costNanos: 250_000_000 });
+    await limiter!.settled();
+    await limiter!.admit({ ...request(ciBot, 'team-a/prod', 7), estimatedCostNanos: 1_000_000_000 });
+    expect(await readScope(inspect, 'sparse:{team-a}:project:team-a/prod')).toMatchObject({ counters: { costPerMonth: 1_250_000_000 }, slots: 1 });
+    const refused = await refusal(limiter!.admit({ ...request(ciBot, 'team-a/prod', 7), estimatedCostNanos: 800_000_000 }));
+    expect(refused.code).toBe('insufficient_quota');
   });
 
   it('gives back the slots of an instance that died once their lease expires, while a live instance keeps its own', async () => {
     const [a, b] = await startInstances({ keyPrefix: 'leases:' }, 400);
     const ciBot = keyPrincipal('ci-bot', { concurrency: 2 });
-    const leases = 'leases:{team-a}:concurrency:key:ci-bot';
+    const scope = 'leases:{team-a}:key:ci-bot';
     await a!.admit(request(ciBot, 'team-a/prod'));
     await a!.admit(request(ciBot, 'team-a/prod'));
     expect((await refusal(b!.admit(request(ciBot, 'team-a/prod')))).code).toBe('rate_limit_exceeded');
 
     // Alive: instance a renews its leases, so they outlive their first expiry.
-    const firstExpiry = Math.max(...(await inspect.zrange(leases, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number));
+    const firstExpiry = Math.max(...(await readScope(inspect, scope)).leaseEnds);
     await vi.waitFor(async () => expect(Number((await inspect.time())[0]) * 1000).toBeGreaterThan(firstExpiry + 200), { timeout: 5000, interval: 50 });
     expect((await refusal(b!.admit(request(ciBot, 'team-a/prod')))).code).toBe('rate_limit_exceeded');
 

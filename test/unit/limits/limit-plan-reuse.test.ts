@@ -20,22 +20,28 @@ describe('limit plan reused across requests', () => {
     expect(second.map((c) => c.cost)).toEqual([1, 70, 70, 1, 70, 70]);
   });
 
-  it('moves the daily budget to the next UTC day and its time left to that day', () => {
+  it("gives the daily budget the time left in the request's own UTC day, the monthly one the time left in its month", () => {
     checksOf('team-a/prod', 10, NOON);
     const nextDay = checksOf('team-a/prod', 10, NOON + DAY_MS + 3_600_000);
     expect(nextDay.filter((c) => c.limit === 'tokensPerDay').map((c) => [c.key, c.windowMs])).toEqual([
-      ['tollgate:{team-a}:tokensPerDay:key:ci-bot:2025-05-02', 39_600_000],
-      ['tollgate:{team-a}:tokensPerDay:project:team-a/prod:2025-05-02', 39_600_000],
+      ['tollgate:{team-a}:key:ci-bot', 39_600_000],
+      ['tollgate:{team-a}:project:team-a/prod', 39_600_000],
     ]);
+    const budget = new LimitPlan(limitsConfig({ projects: { 'team-a/*': { costPerMonth: 5 } } }), 'tollgate:');
+    const monthly = (now: number) => budget.checksFor(ciBot, { team: 'team-a', project: 'prod' }, { tokens: 0, costNanos: 1 }, now).find((c) => c.limit === 'costPerMonth')!;
+    // May has 31 days: from noon on May 1st, 30.5 days are left; a month later (June 1st, 13:00), 29 days and 11 hours.
+    expect(monthly(NOON).windowMs).toBe(30.5 * DAY_MS);
+    expect(monthly(Date.UTC(2025, 5, 1, 13)).windowMs).toBe(29 * DAY_MS + 11 * 3_600_000);
+    expect(monthly(Date.UTC(2025, 5, 30, 23, 59, 59, 999)).windowMs).toBe(1);
   });
 
   it('keeps the counters of two projects of a team apart', () => {
     const prod = checksOf('team-a/prod', 0, NOON).filter((c) => c.scope === 'project');
     const dev = checksOf('team-a/dev', 0, NOON).filter((c) => c.scope === 'project');
-    expect(prod.map((c) => c.key)).toEqual(['tollgate:{team-a}:tpm:project:team-a/prod', 'tollgate:{team-a}:tokensPerDay:project:team-a/prod:2025-05-01']);
+    expect(prod.map((c) => c.key)).toEqual(['tollgate:{team-a}:project:team-a/prod', 'tollgate:{team-a}:project:team-a/prod']);
     expect(dev.map((c) => [c.key, c.subject])).toEqual([
-      ['tollgate:{team-a}:tpm:project:team-a/dev', 'project team-a/dev'],
-      ['tollgate:{team-a}:tokensPerDay:project:team-a/dev:2025-05-01', 'project team-a/dev'],
+      ['tollgate:{team-a}:project:team-a/dev', 'project team-a/dev'],
+      ['tollgate:{team-a}:project:team-a/dev', 'project team-a/dev'],
     ]);
   });
 });

@@ -18,27 +18,27 @@ describe('limit plan', () => {
     expect(checksOf(keyPrincipal('free', {}), 'team-b/x')).toEqual([]);
   });
 
-  it('keys every check under the prefix and the {team} hash tag, with the daily budget per UTC day', () => {
+  it('keys each scope once under the prefix and the {team} hash tag; a daily budget opens a window to the next UTC midnight', () => {
     const checks = checksOf(keyPrincipal('ci-bot', { rpm: 5, tpm: 100, tokensPerDay: 1000, concurrency: 2 }), 'team-a/prod', 40);
     expect(checks.map((c) => [c.scope, c.limit, c.max, c.cost, c.windowMs, c.key])).toEqual([
-      ['key', 'rpm', 5, 1, 60_000, 'tollgate:{team-a}:rpm:key:ci-bot'],
-      ['key', 'tpm', 100, 40, 60_000, 'tollgate:{team-a}:tpm:key:ci-bot'],
-      ['key', 'tokensPerDay', 1000, 40, 43_200_000, 'tollgate:{team-a}:tokensPerDay:key:ci-bot:2025-05-01'],
-      ['key', 'concurrency', 2, 1, 0, 'tollgate:{team-a}:concurrency:key:ci-bot'],
-      ['project', 'tokensPerDay', 500, 40, 43_200_000, 'tollgate:{team-a}:tokensPerDay:project:team-a/prod:2025-05-01'],
+      ['key', 'rpm', 5, 1, 60_000, 'tollgate:{team-a}:key:ci-bot'],
+      ['key', 'tpm', 100, 40, 60_000, 'tollgate:{team-a}:key:ci-bot'],
+      ['key', 'tokensPerDay', 1000, 40, 43_200_000, 'tollgate:{team-a}:key:ci-bot'],
+      ['key', 'concurrency', 2, 1, 0, 'tollgate:{team-a}:key:ci-bot'],
+      ['project', 'tokensPerDay', 500, 40, 43_200_000, 'tollgate:{team-a}:project:team-a/prod'],
     ]);
   });
 
   it('applies team/* to a project without an exact entry, with counters of its own', () => {
     const checks = checksOf(keyPrincipal('free', {}), 'team-a/research');
     expect(checks.map((c) => [c.limit, c.max, c.key, c.subject])).toEqual([
-      ['rpm', 10, 'tollgate:{team-a}:rpm:project:team-a/research', 'project team-a/research'],
+      ['rpm', 10, 'tollgate:{team-a}:project:team-a/research', 'project team-a/research'],
     ]);
   });
 
   it('keeps JWT subjects apart from static keys of the same name', () => {
     const [check] = checksOf(jwtPrincipal('ci-bot', { rpm: 1 }), 'team-b/x');
-    expect(check?.key).toBe('tollgate:{team-a}:rpm:jwt:ci-bot');
+    expect(check?.key).toBe('tollgate:{team-a}:jwt:ci-bot');
     expect(check?.subject).toBe('subject ci-bot');
   });
 
