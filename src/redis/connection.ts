@@ -21,10 +21,12 @@ const reconnectDelay = (attempt: number): number => Math.min(50 * attempt, 1000)
 /**
  * Options that keep a Redis outage from ever holding a request: commands fail at once while
  * disconnected (no offline queue) and are never retried or resent after a reconnect (a late
- * replay would charge twice).
+ * replay would charge twice). Commands issued in the same tick (concurrent admissions) go out
+ * in one write: fewer system calls for the gateway and for Redis, which every instance shares.
  */
 function failFastOptions(options: ConnectOptions): RedisOptions {
   return {
+    enableAutoPipelining: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -58,6 +60,7 @@ export function connectRedis(settings: RedisSettings, options: ConnectOptions = 
       nodes.map((node) => ({ host: node.hostname, port: node.port ? Number(node.port) : 6379 })),
       {
         enableOfflineQueue: false,
+        enableAutoPipelining: true,
         clusterRetryStrategy: reconnectDelay,
         redisOptions: { ...base, ...securityOf(nodes[0]!) },
       },
