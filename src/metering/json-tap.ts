@@ -1,7 +1,7 @@
 import { NOTHING_SEEN, type ResponseTap, type TapResult } from './tap.js';
-import { parseJsonOrUndefined, readModel, readUsage } from './usage.js';
+import { readUsage, scanReply } from './usage.js';
 
-/** Keeps references to a non-stream reply's chunks (up to a bound) and parses them once at the end. */
+/** Keeps references to a non-stream reply's chunks (up to a bound) and reads its usage and model at the end. */
 export class JsonTap implements ResponseTap {
   readonly rewrites = false;
   private chunks: Buffer[] | null = [];
@@ -24,14 +24,11 @@ export class JsonTap implements ResponseTap {
     if (chunks === null || chunks.length === 0) return NOTHING_SEEN;
     // Most replies arrive in one chunk: decode it in place rather than concat a copy first.
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.bytes);
-    const reply = parseJsonOrUndefined(body.toString('utf8'));
-    if (typeof reply !== 'object' || reply === null) return NOTHING_SEEN;
-    const usage = readUsage((reply as Record<string, unknown>).usage);
-    return {
-      ...NOTHING_SEEN,
-      usage: usage === 'invalid' ? null : usage,
-      invalidUsage: usage === 'invalid',
-      model: readModel(reply),
-    };
+    // Only a JSON object is a reply (an array or a bare value quoting "usage" is not).
+    const first = body.findIndex((byte) => byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09);
+    if (body[first] !== 0x7b) return NOTHING_SEEN;
+    const reply = scanReply(body);
+    const usage = readUsage(reply.usage);
+    return { ...NOTHING_SEEN, usage: usage === 'invalid' ? null : usage, invalidUsage: usage === 'invalid', model: reply.model };
   }
 }

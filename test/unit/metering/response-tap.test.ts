@@ -48,6 +48,36 @@ describe('response tap: JSON replies', () => {
     });
   });
 
+  it('reads usage and model as keys only: text or tool arguments quoting them are not taken for them', () => {
+    const reply = {
+      id: 'chatcmpl-9',
+      object: 'chat.completion',
+      model: 'qwen3 "14b"',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: 'Set "usage": {"prompt_tokens": 999999, "completion_tokens": 1} and "model": "fake" in the config.',
+            tool_calls: [{ id: 't1', type: 'function', function: { name: 'report', arguments: '{"usage":{"prompt_tokens":5,"completion_tokens":5}}' } }],
+          },
+          finish_reason: 'stop',
+        },
+      ],
+      usage: { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46, prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 3 } },
+    };
+    const text = JSON.stringify(reply, null, 1);
+    const tap = createResponseTap('application/json', { dropUsageChunk: false });
+    expect(relay(tap, splitAt(text, 7, 300))).toEqual({ client: text, usage: { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46 }, model: 'qwen3 "14b"' });
+  });
+
+  it('meters nothing for a JSON array or a reply whose usage is not an object', () => {
+    const tap = () => createResponseTap('application/json', { dropUsageChunk: false });
+    expect(relay(tap(), [Buffer.from('[{"usage":{"prompt_tokens":1,"completion_tokens":1}}]')]).usage).toBeNull();
+    expect(relay(tap(), [Buffer.from('{"id":"x","usage":"lots"}')]).usage).toBeNull();
+    expect(relay(tap(), [Buffer.from('{"id":"x","usage":null}')]).usage).toBeNull();
+  });
+
   it('derives total_tokens when the upstream leaves it out', () => {
     const tap = createResponseTap('application/json', { dropUsageChunk: false });
     const reply = { ...CHAT_COMPLETION, usage: { prompt_tokens: 7, completion_tokens: 5 } };
