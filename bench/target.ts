@@ -1,14 +1,18 @@
 import cluster from 'node:cluster';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ProxyServer } from 'http-proxy-3';
 import { pino } from 'pino';
 import { createGateway } from '../src/app.js';
 import { validateConfig } from '../src/config/index.js';
+import { createLogger } from '../src/observability/logger.js';
 import { createGatewayServer } from '../src/server.js';
 import { announceListening, exitWithParent } from './child-lifecycle.js';
 import { answerStatsRequests, ownStats } from './process-stats.js';
 import { runClusterPrimary } from './target-cluster.js';
-import { BENCH_KEY_SHA256, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHED_LIMITS } from './workload.js';
+import { BENCH_KEY_SHA256, BENCH_PRICES, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHED_LIMITS } from './workload.js';
 
 /**
  * One target under load, in its own process: `proxy` (a bare http-proxy-3 ProxyServer with a
@@ -45,25 +49,44 @@ function startBareProxy(): Started {
   };
 }
 
+/**
+ * Tollgate with every feature of the performance issue on: static key, project header, chat
+ * validation, every limit kind on the key and on two team/project entries, reserve/settle,
+ * prices, the usage ledger (a SQLite file of its own), ownership checks of the chat model,
+ * metrics, and one request log line at `info` per request. The log goes to /dev/null through
+ * the same synchronous pino destination production uses for stdout: the line is built and
+ * written, the bench's terminal is spared.
+ */
 async function startGateway(): Promise<Started> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
   const config = validateConfig(
     {
       server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 1000 },
       upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 } },
       auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits: NEVER_REACHED_LIMITS }] },
-      metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true },
+      metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true, prices: BENCH_PRICES },
+      database: { path: join(dataDir, 'tollgate.db') },
+      // unknown: allow, since the bench model was never created through the gateway: the lookup still runs.
+      ownership: { mode: 'on', scope: 'team', unknown: 'allow' },
       // closed: a Redis failure shows up as 503s instead of a silent fall-back to memory limits.
       rateLimits: {
         onStoreError: 'closed',
         projects: { [`${BENCH_TEAM}/*`]: NEVER_REACHED_LIMITS, [`${BENCH_TEAM}/${BENCH_PROJECT}`]: NEVER_REACHED_LIMITS },
       },
       redis: { url: redisUrl, keyPrefix: 'tollgate-bench:' },
-      logging: { level: 'silent' },
+      logging: { level: 'info' },
     },
     'bench',
   );
-  const gateway = await createGateway(config, { logger: pino({ level: 'silent' }) });
-  return { server: createGatewayServer(config.server, gateway.handleRequest), close: () => gateway.close() };
+  const logger = createLogger(config.logging.level, pino.destination({ dest: '/dev/null', sync: true }));
+  const gateway = await createGateway(config, { logger });
+  return {
+    server: createGatewayServer(config.server, gateway.handleRequest),
+    async close() {
+      await gateway.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 async function serve(): Promise<void> {

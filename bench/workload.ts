@@ -26,5 +26,18 @@ export const REQUEST_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'application/json',
 };
 
-/** Limits on every scope, far above anything a 2-core loopback run can reach: checked, never hit. */
-export const NEVER_REACHED_LIMITS = { rpm: 1_000_000_000, tpm: 1_000_000_000_000, concurrency: 100_000, tokensPerDay: 1_000_000_000_000 };
+/**
+ * Every limit kind on every scope, far above anything a 2-core loopback run can reach: checked
+ * and charged, never hit. The cost budgets are in the price currency (USD) of BENCH_PRICES.
+ */
+export const NEVER_REACHED_LIMITS = {
+  rpm: 1_000_000_000,
+  tpm: 1_000_000_000_000,
+  concurrency: 100_000,
+  tokensPerDay: 1_000_000_000_000,
+  costPerDay: 1_000_000,
+  costPerMonth: 9_000_000,
+};
+
+/** A price for the bench model, so every request has a cost to reserve, settle and write to the ledger. */
+export const BENCH_PRICES = { currency: 'USD', models: { 'wandb-artifact:///*': { prompt: 0.1, completion: 0.4 } } };
