@@ -92,16 +92,20 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
     onRecordDropped: (record) => logger.error({ resource: record }, 'a training resource creation could not be recorded: the database was away too long'),
   });
   const trail = new AuditTrail(handle, logger, onDatabaseError);
-  let retentionDays = config.metering.ledger.retentionDays;
+  let ledgerSettings = config.metering.ledger;
   const ledger = new Ledger(handle, {
-    retentionDays: () => retentionDays,
+    enabled: () => ledgerSettings.enabled,
+    retentionDays: () => ledgerSettings.retentionDays,
     onDropped: (row, reason) => {
       metrics.recordUsageRowDropped();
       logger.error({ requestId: row.requestId, team: row.team, project: row.project, reason }, 'usage ledger row dropped: the database was away too long');
     },
     onDatabaseError,
   });
-  return { runtimeKeys, handle, keySync, ownership, trail, ledger, setRetentionDays: (days: number) => (retentionDays = days) };
+  const configureLedger = (next: Config['metering']['ledger']): void => {
+    ledgerSettings = next;
+  };
+  return { runtimeKeys, handle, keySync, ownership, trail, ledger, configureLedger };
 }
 
 /** Turns a validated Config into the gateway's request listener. Everything the hot path needs is built here. */
@@ -143,7 +147,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
       live = await buildLive(applied, services, previous);
       limiter.configure(applied);
       bufferBudget.max = applied.server.maxBufferedBytes;
-      durable.setRetentionDays(applied.metering.ledger.retentionDays);
+      durable.configureLedger(applied.metering.ledger);
       logger.level = applied.logging.level;
       const retired = retireLive(previous, live).finally(() => retiring.delete(retired));
       retiring.add(retired);

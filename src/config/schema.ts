@@ -172,7 +172,11 @@ export const configSchema = z
         forceStreamUsage: z.boolean().default(true),
         prices: pricesSchema,
         ledger: z
-          .object({ retentionDays: positiveInt.default(400) })
+          .object({
+            /** false: no usage rows are written (budgets and limits still hold; /admin/usage reads the rows already written). */
+            enabled: z.boolean().default(true),
+            retentionDays: positiveInt.default(400),
+          })
           .strict()
           .prefault({}),
       })

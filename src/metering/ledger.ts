@@ -2,6 +2,8 @@ import { DAY_MS } from '../calendar.js';
 import { BatchWriter, type LedgerRow, type StoreHandle } from '../store/index.js';
 
 export interface LedgerOptions {
+  /** Whether rows are written at all (`metering.ledger.enabled`, reloadable). */
+  readonly enabled: () => boolean;
   /** Rows older than this many days are deleted, once a day. */
   readonly retentionDays: () => number;
   /** Rows kept while the database is away (default 100,000). */
@@ -34,9 +36,9 @@ export class Ledger {
     this.retention.unref();
   }
 
-  /** Adds a row; never blocks, never throws. */
+  /** Adds a row (unless the ledger is turned off); never blocks, never throws. */
   record(row: LedgerRow): void {
-    this.writer.add(row);
+    if (this.options.enabled()) this.writer.add(row);
   }
 
   /** Rows not written yet (buffered while the database is away). */

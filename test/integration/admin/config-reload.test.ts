@@ -152,3 +152,52 @@ describe('SIGHUP', () => {
     }
   });
 });
+
+/** `metering.ledger.enabled: false` writes no usage rows (limits still count); a reload turns it back on. */
+describe('the usage ledger switched by a reload', () => {
+  let service: FakeUpstream;
+  let inference: FakeUpstream;
+  let gw: RunningGateway;
+  let path: string;
+  const databasePath = tempDatabasePath();
+  const off = 'metering: { ledger: { enabled: false } }\n';
+
+  beforeAll(async () => {
+    [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+    path = writeTempConfig(yaml(databasePath, inference.url, { serviceUrl: service.url, rpm: 100, extra: off }));
+    gw = await startGateway(loadConfig(path), path);
+  });
+  afterAll(async () => {
+    await gw.close();
+    await Promise.all([service.close(), inference.close()]);
+  });
+
+  const chat = () =>
+    request(gw.url)
+      .post('/v1/chat/completions')
+      .set('authorization', bearer(KEYS.teamA))
+      .set('OpenAI-Project', 'team-a/prod')
+      .set('content-type', 'application/json')
+      .set('x-fixture-usage', '30,12')
+      .send(JSON.stringify({ model: 'qwen-14b', messages: [{ role: 'user', content: 'hi' }] }));
+  const rows = async (): Promise<number[]> => {
+    await gw.gateway.settled();
+    const today = new Date().toISOString().slice(0, 10);
+    const res = await request(gw.url).get(`/admin/usage/requests?from=${today}&to=${today}`).set(admin);
+    expect(res.status).toBe(200);
+    return (res.body.data as Array<{ total_tokens: number }>).map((row) => row.total_tokens);
+  };
+
+  it('answers and counts limits with no ledger row; after a reload with it on, each request has its row', async () => {
+    const first = await chat();
+    expect(first.status).toBe(200);
+    expect(first.headers['x-ratelimit-remaining-requests']).toBe('99');
+    expect(await rows()).toEqual([]);
+    writeFileSync(path, yaml(databasePath, inference.url, { serviceUrl: service.url, rpm: 100 }));
+    const res = await request(gw.url).post('/admin/config/reload').set(admin);
+    expect(res.body).toEqual({ status: 'reloaded', changed: ['metering.ledger'], restartRequired: [] });
+    const second = await chat();
+    expect(second.headers['x-ratelimit-remaining-requests']).toBe('98');
+    expect(await rows()).toEqual([42]);
+  });
+});
