@@ -38,17 +38,56 @@ function ledgerInsert(row: LedgerRow, dialect: SqlDialect): Insertable<LedgerTab
   };
 }
 
-/** Inserts rows whose requestId is new (inside one transaction); answers how many. */
+/** Repeats of one x-request-id recorded apart: `<id>#2`, `<id>#3`, … up to this many. */
+const MAX_REPEATS = 1000;
+
+/** Whether a stored row is `row` itself (a batch written again after a lost reply), not another request that reused its id. */
+function sameRow(stored: LedgerRow | undefined, row: LedgerRow): boolean {
+  if (stored === undefined) return false;
+  const given = { ...row, requestId: stored.requestId, at: isoInstant(row.at) };
+  return (Object.keys(given) as Array<keyof LedgerRow>).every((field) => stored[field] === given[field]);
+}
+
+/**
+ * Inserts rows (inside one transaction); answers how many were new. A row already stored with
+ * the same content is skipped (a batch retried after a lost reply is not counted twice). A
+ * different request under an id already taken — a client reusing its x-request-id — is
+ * recorded as `<id>#2` (then `#3`, …): every request is billed, whatever ids its client sends.
+ */
 export async function insertLedger(trx: Kysely<Database>, dialect: SqlDialect, rows: readonly LedgerRow[]): Promise<number> {
-  const values = rows.map((row) => ledgerInsert(row, dialect));
   let inserted = 0;
-  for (let i = 0; i < values.length; i += INSERT_CHUNK) {
-    const result = await trx
-      .insertInto('ledger')
-      .values(values.slice(i, i + INSERT_CHUNK))
-      .onConflict((oc) => oc.column('request_id').doNothing())
-      .executeTakeFirst();
-    inserted += Number(result.numInsertedOrUpdatedRows ?? 0n);
+  let pending = rows;
+  for (let repeat = 1; pending.length > 0 && repeat <= MAX_REPEATS; repeat++) {
+    // One row per id in a statement: a later row with the same id is compared with what was stored.
+    const ids = pending.map((row) => (repeat === 1 ? row.requestId : `${row.requestId}#${repeat}`));
+    const firsts = new Set<number>();
+    const seen = new Set<string>();
+    for (let i = 0; i < ids.length; i++) {
+      if (seen.has(ids[i]!)) continue;
+      seen.add(ids[i]!);
+      firsts.add(i);
+    }
+    const values = pending.flatMap((row, i) => (firsts.has(i) ? [ledgerInsert({ ...row, requestId: ids[i]! }, dialect)] : []));
+    const written = new Set<string>();
+    for (let i = 0; i < values.length; i += INSERT_CHUNK) {
+      const result = await trx
+        .insertInto('ledger')
+        .values(values.slice(i, i + INSERT_CHUNK))
+        .onConflict((oc) => oc.column('request_id').doNothing())
+        .returning('request_id')
+        .execute();
+      for (const { request_id } of result) written.add(request_id);
+    }
+    inserted += written.size;
+    const conflicts = pending.flatMap((row, i) => (firsts.has(i) && written.has(ids[i]!) ? [] : [{ row, id: ids[i]! }]));
+    if (conflicts.length === 0) break;
+    const stored = new Map<string, LedgerRow>();
+    const conflictIds = [...new Set(conflicts.map((c) => c.id))];
+    for (let i = 0; i < conflictIds.length; i += INSERT_CHUNK) {
+      const found = await trx.selectFrom('ledger').selectAll().where('request_id', 'in', conflictIds.slice(i, i + INSERT_CHUNK)).execute();
+      for (const row of found) stored.set(row.request_id, ledgerRowFrom(row));
+    }
+    pending = conflicts.filter(({ row, id }) => !sameRow(stored.get(id), row)).map(({ row }) => row);
   }
   return inserted;
 }

@@ -51,14 +51,29 @@ export function describeLedgerContract({ store }: ContractContext): void {
       expect((await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10 })).rows).toEqual([row]);
     });
 
-    it('inserts a request id once: a repeated or overlapping batch counts only new rows', async () => {
+    it('inserts a row once: a repeated or overlapping batch counts only new rows', async () => {
       const batch = [ledgerRow({ requestId: 'a' }), ledgerRow({ requestId: 'b' }), ledgerRow({ requestId: 'c' })];
       expect(await store().insertLedgerRows(batch)).toBe(3);
       expect(await store().insertLedgerRows(batch)).toBe(0);
-      expect(await store().insertLedgerRows([batch[0]!, ledgerRow({ requestId: 'd', costNanos: 1 }), ledgerRow({ requestId: 'd', costNanos: 2 })])).toBe(1);
+      expect(await store().insertLedgerRows([batch[0]!, ledgerRow({ requestId: 'd', costNanos: 1 })])).toBe(1);
       expect(await store().insertLedgerRows([])).toBe(0);
       expect(await store().aggregateUsage({ from: '2025-01-15', to: '2025-01-15' })).toEqual([
         { team: 'team-a', project: 'prod', ...sums(4, 400, 80, 480, 3 * 9_400 + 1) },
+      ]);
+    });
+
+    it('records every request of a client that reuses its x-request-id, as <id>#2, #3, …, and still writes a retried batch once', async () => {
+      const first = ledgerRow({ requestId: 'same', at: '2025-01-15T12:00:00.000Z', costNanos: 1 });
+      const second = ledgerRow({ requestId: 'same', at: '2025-01-15T12:00:01.000Z', costNanos: 2 });
+      const third = ledgerRow({ requestId: 'same', at: '2025-01-15T12:00:02.000Z', costNanos: 4 });
+      expect(await store().insertLedgerRows([first, second])).toBe(2);
+      expect(await store().insertLedgerRows([first, second, third])).toBe(1);
+      expect(await store().insertLedgerRows([third, second, first])).toBe(0);
+      const page = await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10 });
+      expect(page.rows.map((row) => [row.requestId, row.costNanos])).toEqual([
+        ['same', 1],
+        ['same#2', 2],
+        ['same#3', 4],
       ]);
     });
 
