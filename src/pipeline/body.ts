@@ -51,9 +51,14 @@ export function bodySettings(config: Config, budget: BufferBudget, checker: Chat
   };
 }
 
-/** Reads the route's body as its spec says (`chat`, `stream` or `none`); throws 413 or 422. */
-export async function prepareBody(route: RouteSpec, req: IncomingMessage, settings: BodySettings): Promise<PreparedBody> {
-  switch (route.body) {
+/**
+ * Reads the route's body as its spec says (`chat`, `json`, `stream` or `none`); throws 413 or
+ * 422. A `json` body is read whole only for a step that looks into it (`inspected`: ownership
+ * on); otherwise it streams like any upload, under `streamBodyLimit`.
+ */
+export async function prepareBody(route: RouteSpec, req: IncomingMessage, settings: BodySettings, inspected: boolean): Promise<PreparedBody> {
+  const kind = route.body === 'json' && !inspected ? 'stream' : route.body;
+  switch (kind) {
     case 'chat':
       return prepareChatBody(req, settings);
     case 'json':

@@ -70,7 +70,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const handle = async (req: IncomingMessage, exchange: Exchange): Promise<void> => {
     const { route } = exchange;
     const caller = (exchange.caller = await identify(req));
-    const prepared = (exchange.body = await prepareBody(route, req, bodies));
+    const prepared = (exchange.body = await prepareBody(route, req, bodies, deps.ownership !== undefined));
     const { body, answer } = await checkOwnership(deps.ownership, route, req, caller, prepared, bodies);
     exchange.body = body;
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };

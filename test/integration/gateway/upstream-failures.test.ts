@@ -141,6 +141,16 @@ describe('body limits', () => {
     req.destroy();
   });
 
+  it('streams a model creation like any preview upload while ownership is off: bodyLimit does not apply, streamBodyLimit does', async () => {
+    const body = JSON.stringify({ entity: 'acme', project: 'p', name: 'big', base_model: 'b', config: { note: 'x'.repeat(2000) } });
+    const res = await request(stack.gw.url).post('/v1/preview/models').set(auth).set('content-type', 'application/json').send(body);
+    expect(res.status).toBe(200);
+    expect(stack.service.last.body.toString()).toBe(body);
+    const tooBig = await request(stack.gw.url).post('/v1/preview/models').set(auth).set('content-type', 'application/json').send('x'.repeat(5000));
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body).toEqual(tooLarge(4096));
+  });
+
   it('streams a chunked preview body under the limit through intact', async () => {
     const parts = ['{"split":"train",', '"trajectory_groups":[]}'];
     const status = await postChunked(stack.gw.port, '/v1/preview/models/m1/log', { ...auth, 'content-type': 'application/json' }, parts);
