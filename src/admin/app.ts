@@ -98,11 +98,12 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
     const draining = deps.isDraining();
     const ready = !draining && deps.limiter.ready();
     // `store` says whether limits are shared or on the per-instance fallback; `database` whether
-    // keys and ownership are fresh (requests are served from memory either way).
+    // the last database call got through, so keys and ownership are fresh (requests are served
+    // from memory either way, so neither makes the instance unready).
     res.status(ready ? 200 : 503).json({
       status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable',
       store: deps.limiter.storeConnected() ? 'connected' : 'unavailable',
-      database: deps.handle.current ? 'connected' : 'unavailable',
+      database: deps.handle.current?.reachable ? 'connected' : 'unavailable',
     });
   });
   if (deps.metricsPath !== null) app.get(deps.metricsPath, (req, res) => deps.current().metricsHandler(req, res));

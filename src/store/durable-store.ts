@@ -171,6 +171,11 @@ export interface ReadOptions {
  */
 export interface DurableStore {
   readonly dialect: 'postgres' | 'sqlite';
+  /**
+   * Whether the last call reached the database (false after a DatabaseUnavailableError, until
+   * a call gets through): what `/readyz` reports. Key reloads keep it fresh when idle.
+   */
+  readonly reachable: boolean;
   /** Migration versions this open applied (empty when the schema was already current). */
   readonly appliedMigrations: readonly number[];
 

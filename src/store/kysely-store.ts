@@ -36,6 +36,7 @@ interface WriteOutcome<T> {
 export class KyselyDurableStore implements Store.DurableStore {
   readonly dialect: 'postgres' | 'sqlite';
   readonly appliedMigrations: readonly number[];
+  reachable = true;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly backend: StoreBackend) {
@@ -43,13 +44,18 @@ export class KyselyDurableStore implements Store.DurableStore {
     this.appliedMigrations = backend.appliedMigrations;
   }
 
-  /** Every call: refused once closed, bounded in time, failures typed. */
+  /** Every call: refused once closed, bounded in time, failures typed, reachability noted. */
   private async call<T>(work: (db: Kysely<Database>) => Promise<T>, timeoutMs = this.backend.timeoutMs): Promise<T> {
     if (this.closing) throw new DatabaseUnavailableError('the store is closed');
     try {
-      return await withinDeadline(timeoutMs, () => work(this.backend.db));
+      const result = await withinDeadline(timeoutMs, () => work(this.backend.db));
+      this.reachable = true;
+      return result;
     } catch (error) {
-      throw this.backend.classifyFailure(error);
+      const failure = this.backend.classifyFailure(error);
+      // A query the database refused (a constraint, a bad cursor) still reached it.
+      this.reachable = !(failure instanceof DatabaseUnavailableError);
+      throw failure;
     }
   }
 

@@ -150,9 +150,12 @@ describe('a database outage', () => {
     expect(refused.body).toEqual({
       error: { message: 'The database cannot be reached, so the change was not made; retry shortly.', type: 'server_error', param: null, code: 'database_unavailable' },
     });
-    // Reads are served from memory meanwhile.
+    // Reads are served from memory meanwhile; /readyz says the database is away, and stays ready.
     expect((await request(gw.url).get(`/admin/keys/${created.id as string}`).set(admin)).status).toBe(200);
+    const away = await request(gw.url).get('/readyz');
+    expect([away.status, away.body]).toEqual([200, { status: 'ready', store: 'connected', database: 'unavailable' }]);
     await relay.restore();
     await eventually(async () => (await request(gw.url).post('/admin/keys').set(admin).send({ team: 'team-c' })).status === 201, 10_000);
+    expect((await request(gw.url).get('/readyz')).body).toEqual({ status: 'ready', store: 'connected', database: 'connected' });
   });
 });
