@@ -2,8 +2,8 @@ import type { Config } from './schema.js';
 
 /**
  * Settings a running instance cannot change: the listener it is bound to, its connections to
- * Redis and the database, the metrics listener and path, and the listener's own timeouts and
- * caps. A reload lists them (`restartRequired`) and leaves them as they were.
+ * Redis and the database (and the lease TTL its Redis store runs on), the metrics listener and
+ * path, and the listener's own timeouts and caps. A reload lists them (`restartRequired`) and leaves them as they were.
  */
 const RESTART_REQUIRED: readonly string[] = [
   'server.host',
@@ -13,6 +13,8 @@ const RESTART_REQUIRED: readonly string[] = [
   'server.keepAliveTimeoutMs',
   'server.maxConnections',
   'server.maxHeaderBytes',
+  // The Redis store renews and lapses leases on the TTL it was built with.
+  'rateLimits.concurrencyLeaseMs',
   'redis',
   'database',
   'metrics.port',
@@ -66,6 +68,7 @@ export function applicableConfig(running: Config, next: Config): Config {
       maxConnections: running.server.maxConnections,
       maxHeaderBytes: running.server.maxHeaderBytes,
     },
+    rateLimits: { ...next.rateLimits, concurrencyLeaseMs: running.rateLimits.concurrencyLeaseMs },
     redis: running.redis,
     database: running.database,
     metrics: { ...next.metrics, port: running.metrics.port, path: running.metrics.path, maxTeamProjects: running.metrics.maxTeamProjects },

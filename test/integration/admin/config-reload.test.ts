@@ -20,6 +20,7 @@ interface Variant {
   readonly serviceUrl: string;
   readonly keys?: ReadonlyArray<Record<string, unknown>>;
   readonly rpm?: number;
+  readonly leaseMs?: number;
   readonly extra?: string;
 }
 
@@ -34,7 +35,7 @@ auth:
   admin: { keys: ${JSON.stringify(ADMIN_ENTRIES)} }
 rateLimits:
   projects: { "team-a/*": { rpm: ${v.rpm ?? 1000} } }
-database: { path: "${databasePath}" }
+${v.leaseMs === undefined ? '' : `  concurrencyLeaseMs: ${v.leaseMs}\n`}database: { path: "${databasePath}" }
 logging: { level: silent }
 ${v.extra ?? ''}`;
 
@@ -87,9 +88,11 @@ describe('config reload', () => {
   });
 
   it('lists settings only a restart applies, and leaves them as they were', async () => {
-    write({ serviceUrl: second.url, rpm: 5, keys: [...KEY_ENTRIES, { id: 'reloaded', sha256: digest(NEW_KEY), team: 'team-a' }], extra: 'redis: { url: "redis://127.0.0.1:1" }\nmetrics: { port: 9999 }\n' });
+    write({ serviceUrl: second.url, rpm: 5, keys: [...KEY_ENTRIES, { id: 'reloaded', sha256: digest(NEW_KEY), team: 'team-a' }], leaseMs: 60_000, extra: 'redis: { url: "redis://127.0.0.1:1" }\nmetrics: { port: 9999 }\n' });
     const res = await reload();
-    expect(res.body).toEqual({ status: 'reloaded', changed: ['redis.url', 'metrics.port'], restartRequired: ['redis.url', 'metrics.port'] });
+    const restartOnly = ['rateLimits.concurrencyLeaseMs', 'redis.url', 'metrics.port'];
+    expect(res.body).toEqual({ status: 'reloaded', changed: restartOnly, restartRequired: restartOnly });
+    expect(gw.gateway.config.rateLimits.concurrencyLeaseMs).toBe(30_000);
     expect(gw.gateway.config.redis.url).toBe('');
     expect(gw.gateway.config.metrics.port).toBeNull();
     expect((await health(KEYS.teamA)).status).toBe(200);
