@@ -132,6 +132,7 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
   app.use(((err, req, res, _next) => {
     const error = bodyError(err) ?? asGatewayError(err);
     if (error.status === 500) deps.logger.error({ err, path: req.path }, 'unhandled error');
+    if (error.code === 'database_unavailable') deps.metrics.recordDatabaseError();
     // The audit hook reads it: a failed admin write is recorded with its code.
     res.locals.errorCode = error.code;
     writeError(res, error);
