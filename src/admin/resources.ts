@@ -9,7 +9,9 @@ import { audited } from './keys.js';
 import { invalidQuery, onlyParams, parseBody, singleParam } from './request.js';
 
 const KINDS: readonly ResourceKind[] = ['model', 'training_job'];
-const assignSchema = z.object({ team: namePart, project: namePart }).strict();
+/** `entity/project/name`: the name a chat request uses for the model (`wandb-artifact:///entity/project/name`). */
+const artifactSchema = z.string().regex(/^[^/\s]+\/[^/\s]+\/[^/\s:]+$/, 'must be entity/project/name, the path of its wandb-artifact:/// name');
+const assignSchema = z.object({ team: namePart, project: namePart, artifact: artifactSchema.optional() }).strict();
 
 export interface ResourceRouteDeps {
   readonly handle: StoreHandle;
@@ -41,7 +43,11 @@ const databaseCall = async <T>(call: () => Promise<T>): Promise<T> => {
   }
 };
 
-/** `/admin/resources` (SPEC 13.3): list owners, assign one (adopt a resource made before ownership was on), release one. */
+/**
+ * `/admin/resources` (SPEC 13.3): list owners, assign one (adopt a resource made before
+ * ownership was on; a model may be given its `artifact`, so chat requests naming it are guarded
+ * too), release one.
+ */
 export function resourceRoutes({ handle, registry, trail }: ResourceRouteDeps): Router {
   const router = express.Router();
   const json = express.json({ limit: '64kb', strict: false });
@@ -61,8 +67,12 @@ export function resourceRoutes({ handle, registry, trail }: ResourceRouteDeps): 
     const kind = kindOf(req);
     const id = String(req.params.id);
     res.locals.auditTarget = `${kind}/${id}`;
-    const { team, project } = parseBody(assignSchema, req);
-    const record = await databaseCall(() => handle.require().assignResource({ kind, id, team, project, artifact: null, createdAt: new Date().toISOString() }));
+    const { team, project, artifact } = parseBody(assignSchema, req);
+    if (artifact !== undefined && kind !== 'model') throw new GatewayError(400, 'invalid_request', 'Only a model has an artifact name.', {}, 'artifact');
+    // No artifact given: a record that has one keeps it.
+    const record = await databaseCall(() =>
+      handle.require().assignResource({ kind, id, team, project, artifact: artifact ?? null, createdAt: new Date().toISOString() }),
+    );
     registry.apply(record, kind, id);
     res.json(view(record));
   });

@@ -211,6 +211,29 @@ export function describeOwnership(store: OwnershipStore): void {
       ]);
     });
 
+    it('adopts a model made before ownership was on with its artifact name, so chats naming it are guarded too', async () => {
+      const legacy = 'model-made-before-ownership';
+      const chat = (headers: Record<string, string>) =>
+        request(gw.url)
+          .post('/v1/chat/completions')
+          .set(headers)
+          .set('content-type', 'application/json')
+          .send({ model: 'wandb-artifact:///acme/legacy/old-agent:v3', messages: [{ role: 'user', content: 'hi' }] });
+      expect((await chat(teamB)).status).toBe(200);
+      const wrong = await request(gw.url).put(`/admin/resources/training_job/job-x`).set(admin).send({ team: 'team-a', project: 'rl', artifact: 'acme/legacy/old-agent' });
+      expect([wrong.status, wrong.body.error.param]).toEqual([400, 'artifact']);
+      const malformed = await request(gw.url).put(`/admin/resources/model/${legacy}`).set(admin).send({ team: 'team-a', project: 'rl', artifact: 'wandb-artifact:///acme/legacy/old-agent' });
+      expect([malformed.status, malformed.body.error.param]).toEqual([400, 'artifact']);
+      const assigned = await request(gw.url).put(`/admin/resources/model/${legacy}`).set(admin).send({ team: 'team-a', project: 'rl', artifact: 'acme/legacy/old-agent' });
+      expect(assigned.body).toEqual({ kind: 'model', id: legacy, team: 'team-a', project: 'rl', artifact: 'acme/legacy/old-agent', createdAt: expect.any(String) });
+      expect((await chat(teamB)).status).toBe(404);
+      expect((await chat(teamA)).status).toBe(200);
+      // Assigned again without an artifact (to another project): it keeps its name.
+      const moved = await request(gw.url).put(`/admin/resources/model/${legacy}`).set(admin).send({ team: 'team-a', project: 'prod' });
+      expect(moved.body.artifact).toBe('acme/legacy/old-agent');
+      expect((await chat(teamB)).status).toBe(404);
+    });
+
     it('counts denials by kind', async () => {
       const metrics = (await request(gw.url).get('/metrics')).text;
       const value = (kind: string): number => Number(new RegExp(`tollgate_ownership_denials_total\\{kind="${kind}"\\} (\\d+)`).exec(metrics)?.[1]);
