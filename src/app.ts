@@ -96,6 +96,7 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
   const ledger = new Ledger(handle, {
     enabled: () => ledgerSettings.enabled,
     retentionDays: () => ledgerSettings.retentionDays,
+    maxBuffered: () => ledgerSettings.maxBufferedRows,
     onDropped: (row, reason) => {
       metrics.recordUsageRowDropped();
       logger.error({ requestId: row.requestId, team: row.team, project: row.project, reason }, 'usage ledger row dropped: the database was away too long');

@@ -176,6 +176,8 @@ export const configSchema = z
             /** false: no usage rows are written (budgets and limits still hold; /admin/usage reads the rows already written). */
             enabled: z.boolean().default(true),
             retentionDays: positiveInt.default(400),
+            /** Rows an instance keeps while the database is away; past it the oldest are dropped (each logged and counted). */
+            maxBufferedRows: positiveInt.default(100_000),
           })
           .strict()
           .prefault({}),

@@ -7,7 +7,7 @@ export interface LedgerOptions {
   /** Rows older than this many days are deleted, once a day. */
   readonly retentionDays: () => number;
   /** Rows kept while the database is away (default 100,000). */
-  readonly maxBuffered?: number;
+  readonly maxBuffered?: () => number;
   readonly onDropped: (row: LedgerRow, reason: 'buffer_full' | 'closed') => void;
   readonly onDatabaseError: (err: unknown) => void;
 }

@@ -8,8 +8,8 @@
 export interface BatchWriterOptions<T> {
   /** Writes one batch; rejects when it could not. */
   readonly write: (batch: readonly T[]) => Promise<unknown>;
-  /** Records kept while the database is away (default 100,000). */
-  readonly maxBuffered?: number;
+  /** Records kept while the database is away (default 100,000); a function is asked each time (it may change on reload). */
+  readonly maxBuffered?: number | (() => number);
   /** Records per write (default 500). */
   readonly maxBatch?: number;
   /** How long records gather before a write (default 50 ms). */
@@ -28,13 +28,14 @@ export class BatchWriter<T> {
   private timer: NodeJS.Timeout | undefined;
   private failures = 0;
   private closed = false;
-  private readonly maxBuffered: number;
+  private readonly maxBufferedOf: () => number;
   private readonly maxBatch: number;
   private readonly batchDelayMs: number;
   private waiters: Array<() => void> = [];
 
   constructor(private readonly options: BatchWriterOptions<T>) {
-    this.maxBuffered = options.maxBuffered ?? 100_000;
+    const max = options.maxBuffered ?? 100_000;
+    this.maxBufferedOf = typeof max === 'number' ? () => max : max;
     this.maxBatch = options.maxBatch ?? 500;
     this.batchDelayMs = options.batchDelayMs ?? 50;
   }
@@ -51,7 +52,7 @@ export class BatchWriter<T> {
       return;
     }
     this.buffer.push(record);
-    if (this.buffer.length > this.maxBuffered) this.options.onDropped(this.buffer.shift()!, 'buffer_full');
+    if (this.buffer.length > this.maxBufferedOf()) this.options.onDropped(this.buffer.shift()!, 'buffer_full');
     this.schedule(this.batchDelayMs);
   }
 
@@ -98,7 +99,7 @@ export class BatchWriter<T> {
         this.options.onWriteError(err);
         // Back in front, oldest first; past the bound the oldest go.
         this.buffer = batch.concat(this.buffer);
-        while (this.buffer.length > this.maxBuffered) this.options.onDropped(this.buffer.shift()!, 'buffer_full');
+        while (this.buffer.length > this.maxBufferedOf()) this.options.onDropped(this.buffer.shift()!, 'buffer_full');
       },
     );
     void this.writing.finally(() => {
