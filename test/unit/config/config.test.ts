@@ -32,7 +32,7 @@ describe('parseConfig', () => {
       maxBufferedBytes: 256 * 1024 * 1024,
     });
     expect(config.upstreams.service).toEqual({ url: 'http://svc:9000', auth: 'passthrough', timeoutMs: 120000, idleTimeoutMs: 120000, maxSockets: 256 });
-    expect(config.metering).toEqual({ projectHeader: 'OpenAI-Project', forceStreamUsage: true, prices: { currency: 'USD', models: {} }, ledger: { retentionDays: 400 } });
+    expect(config.metering).toEqual({ projectHeader: 'OpenAI-Project', forceStreamUsage: true, prices: { currency: 'USD', models: {} }, ledger: { enabled: true, retentionDays: 400, maxBufferedRows: 100_000 } });
     expect(config.rateLimits).toEqual({ onStoreError: 'open', defaultCompletionTokens: 1024, concurrencyLeaseMs: 30000, projects: {} });
     expect(config.redis).toEqual({ url: '', keyPrefix: 'tollgate:', commandTimeoutMs: 100 });
     expect(config.metrics).toEqual({ path: '/metrics', port: null, bearerToken: null, maxTeamProjects: 500 });
