@@ -4,6 +4,14 @@ import { GatewayError } from '../errors.js';
 
 const modelIdError = (message: string): GatewayError => new GatewayError(400, 'invalid_request', message, { connection: 'close' }, 'model_id');
 
+/** Where held bytes are counted with every other body the gateway holds (`server.maxBufferedBytes`); take() throws when full. */
+export interface HoldBudget {
+  take(bytes: number): void;
+  give(bytes: number): void;
+}
+
+const UNCOUNTED: HoldBudget = { take: () => undefined, give: () => undefined };
+
 /**
  * Reads the top-level `model_id` of a training-job creation as its body streams past (SPEC
  * 13.1), without buffering the upload: bytes are held back only until `model_id` has been seen
@@ -27,7 +35,10 @@ export class ModelIdWatch extends Transform {
   /** Why the body was refused, once it was (a second model_id may come in the very chunk of the first). */
   private refusal: GatewayError | undefined;
 
-  constructor(private readonly holdLimit: number) {
+  constructor(
+    private readonly holdLimit: number,
+    private readonly budget: HoldBudget = UNCOUNTED,
+  ) {
     super();
     this.modelId = new Promise<string>((resolve, reject) => {
       this.resolveId = resolve;
@@ -54,7 +65,7 @@ export class ModelIdWatch extends Transform {
     if (this.released) return;
     this.released = true;
     for (const chunk of this.held ?? []) this.push(chunk);
-    this.held = null;
+    this.dropHeld();
     const waiting = this.waiting;
     this.waiting = null;
     waiting?.();
@@ -64,6 +75,12 @@ export class ModelIdWatch extends Transform {
     this.tokenize(chunk);
     if (this.destroyed) return callback();
     if (this.released) return callback(null, chunk);
+    try {
+      this.budget.take(chunk.length);
+    } catch (err) {
+      this.fail(err as GatewayError);
+      return callback();
+    }
     this.held!.push(chunk);
     this.heldBytes += chunk.length;
     if (this.found === undefined && this.heldBytes > this.holdLimit) {
@@ -83,7 +100,7 @@ export class ModelIdWatch extends Transform {
   /** Destroyed from outside (the upload broke off, grew too large, stalled): nobody waits for a model_id any more. */
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     if (this.found === undefined) this.rejectId(error ?? modelIdError('The body ended before its top-level "model_id".'));
-    this.held = null;
+    this.dropHeld();
     callback(error);
   }
 
@@ -112,7 +129,14 @@ export class ModelIdWatch extends Transform {
   private fail(error: GatewayError): void {
     this.refusal ??= error;
     this.rejectId(error);
-    this.held = null;
+    this.dropHeld();
     this.destroy(error);
+  }
+
+  /** The held chunks are gone (sent on or dropped): their bytes leave the budget. */
+  private dropHeld(): void {
+    if (this.held === null) return;
+    this.held = null;
+    this.budget.give(this.heldBytes);
   }
 }

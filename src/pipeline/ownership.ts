@@ -71,7 +71,8 @@ function creationAnswer(guard: OwnershipGuard, kind: 'model' | 'training_job', c
 
 /**
  * A training-job creation: the upload streams through a tokenizer until its top-level
- * `model_id` is known (held back meanwhile, at most `server.bodyLimit`), which must be the
+ * `model_id` is known (held back meanwhile, at most `server.bodyLimit`, counted in
+ * `server.maxBufferedBytes`), which must be the
  * caller's model; only then is anything forwarded, and the rest streams straight through.
  */
 async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings): Promise<PreparedBody> {
@@ -79,7 +80,8 @@ async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, cal
     throw new GatewayError(400, 'invalid_request', 'The body must be a JSON object with a top-level "model_id".', {}, 'model_id');
   }
   const counter = new BodyLimitCounter(settings.streamBodyLimit, settings.idleMs, req);
-  const watch = new ModelIdWatch(settings.bodyLimit);
+  // Held bytes count with the chat bodies: past server.maxBufferedBytes the upload is refused (503 overloaded).
+  const watch = new ModelIdWatch(settings.bodyLimit, settings.budget);
   counter.once('error', (err) => watch.destroy(err));
   req.once('close', () => {
     if (!req.complete) watch.destroy(new GatewayError(499, 'client_closed', 'The client went away during its upload.'));
