@@ -40,7 +40,11 @@ export function forwardExchange(
     deps.fail(exchange, err);
   });
   const sentAt = performance.now();
-  exchange.metrics.overhead.observe((sentAt - exchange.startedAt) / 1000);
+  const overheadMs = sentAt - exchange.startedAt;
+  exchange.metrics.overhead.observe(overheadMs / 1000);
+  // What the gateway itself took before the request left (auth, body, checks, limits): the same
+  // number as the overhead histogram, per response, so a client can tell gateway from upstream.
+  ownHeaders['x-tollgate-overhead-ms'] = overheadMs.toFixed(2);
   const leg: UpstreamLeg = { sentAt, handle: NOT_SENT, completed: false };
   exchange.leg = leg;
   leg.handle = upstream.forward(req, res, stream, {

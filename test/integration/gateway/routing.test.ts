@@ -103,6 +103,15 @@ describe('routing and proxying', () => {
     expect(stack.service.last.headers['x-request-id']).toBe(res.headers['x-request-id']);
   });
 
+  it('tells the client what the gateway itself took before forwarding (x-tollgate-overhead-ms), only on forwarded requests', async () => {
+    const forwarded = await request(stack.gw.url).get('/v1/health').set(auth);
+    expect(forwarded.headers['x-tollgate-overhead-ms']).toMatch(/^\d+\.\d\d$/);
+    expect(stack.service.last.headers['x-tollgate-overhead-ms']).toBeUndefined();
+    const refused = await request(stack.gw.url).get('/v1/health').set('authorization', 'Bearer tg-not-a-key');
+    expect(refused.status).toBe(401);
+    expect(refused.headers['x-tollgate-overhead-ms']).toBeUndefined();
+  });
+
   it('propagates the client x-request-id', async () => {
     const res = await request(stack.gw.url).get('/v1/health').set(auth).set('x-request-id', 'req-abc-123');
     expect(res.headers['x-request-id']).toBe('req-abc-123');
