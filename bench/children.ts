@@ -51,10 +51,27 @@ async function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
 
 /** Forks bench/<script> and resolves once it reports the port it listens on. */
 export function startChild(name: string, script: string, args: string[], env: Record<string, string>, execArgv: string[] = []): Promise<RunningChild> {
-  const child = fork(join(import.meta.dirname, script + extension), args, {
-    env: { ...process.env, ...env },
-    execArgv: [...process.execArgv, ...execArgv],
+  return startProcess(name, join(import.meta.dirname, script + extension), args, { env, execArgv: [...process.execArgv, ...execArgv] });
+}
+
+export interface ProcessOptions {
+  readonly env: Record<string, string>;
+  /** Node's own flags for the child, in full (the parent's are not added). */
+  readonly execArgv: string[];
+  /** Working directory: another checkout's, for its target (`--baseline`). */
+  readonly cwd?: string;
+}
+
+/**
+ * Forks any module that speaks the children's protocol (a `listening` message with its port
+ * over the IPC channel, bench/child-lifecycle.ts), and resolves once it has.
+ */
+export function startProcess(name: string, modulePath: string, args: string[], options: ProcessOptions): Promise<RunningChild> {
+  const child = fork(modulePath, args, {
+    env: { ...process.env, ...options.env },
+    execArgv: options.execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   track(child);
   return new Promise((resolve, reject) => {

@@ -32,6 +32,19 @@ export function roundRatio(rows: readonly TargetRounds[], target: TargetRounds, 
   return median(target.rounds.map((sample, i) => pick(sample) / pick(reference.rounds[i]!)));
 }
 
+/** target/base in each round, in round order (the spread behind a roundRatio); empty without a base row. */
+export function ratiosByRound(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: Pick): number[] {
+  const reference = findRow(rows, base);
+  return reference ? target.rounds.map((sample, i) => pick(sample) / pick(reference.rounds[i]!)) : [];
+}
+
+/** Median over rounds of target − base: for costs per request, where a difference reads better than a ratio. */
+export function roundDifference(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: Pick): number {
+  const reference = findRow(rows, base);
+  if (!reference) return Number.NaN;
+  return median(target.rounds.map((sample, i) => pick(sample) - pick(reference.rounds[i]!)));
+}
+
 /** Redis calls per command over all rounds of a row, per request: the breakdown table. */
 export function redisCallsByCommand(row: TargetRounds): Map<string, { callsPerRequest: number; usecPerCall: number }> {
   const totals = new Map<string, { calls: number; usec: number }>();

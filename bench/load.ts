@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { Agent, request } from 'node:http';
-import { CHAT_BODY, CHAT_PATH, REQUEST_HEADERS, STREAM_BODY } from './workload.js';
+import { CHAT_PATH, CHAT_REQUEST, REQUEST_HEADERS, STREAM_BODY, type LoadRequest } from './workload.js';
 
 /** One measured load run against one target. Latencies in milliseconds. */
 export interface LoadSample {
@@ -34,21 +34,21 @@ export function median(values: readonly number[]): number {
 }
 
 /**
- * Drives `baseUrl` with POST /v1/chat/completions from `connections` keep-alive connections for
- * `durationSec` (or `amount` requests). Latencies are taken from autocannon's per-response timings (float ms) rather
+ * Drives `baseUrl` with `workload` (POST /v1/chat/completions unless told otherwise) from
+ * `connections` keep-alive connections for `durationSec` (or `amount` requests). Latencies are taken from autocannon's per-response timings (float ms) rather
  * than its histogram, whose 1 ms resolution is too coarse for loopback.
  */
-export function runLoad(baseUrl: string, options: LoadOptions): Promise<LoadSample> {
+export function runLoad(baseUrl: string, options: LoadOptions, workload: LoadRequest = CHAT_REQUEST): Promise<LoadSample> {
   const latencies: number[] = [];
   let ok = 0;
   let notOk = 0;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
-        url: baseUrl + CHAT_PATH,
-        method: 'POST',
-        headers: REQUEST_HEADERS,
-        body: CHAT_BODY,
+        url: baseUrl + workload.path,
+        method: workload.method,
+        headers: workload.headers,
+        ...(workload.body === undefined ? {} : { body: workload.body }),
         connections: options.connections,
         duration: options.durationSec,
         ...(options.amount === undefined ? {} : { amount: options.amount }),

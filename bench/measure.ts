@@ -3,6 +3,7 @@ import { runLoad, type LoadOptions, type LoadSample } from './load.js';
 import { log } from './log.js';
 import { queryStats, type ProcessStats } from './process-stats.js';
 import { usageBetween, type RedisProbe, type RedisUsage } from './redis-stats.js';
+import { CHAT_REQUEST, type LoadRequest } from './workload.js';
 
 /** One target under load, with what can be asked about its costs. */
 export interface Target {
@@ -12,6 +13,8 @@ export interface Target {
   readonly process?: RunningChild;
   /** The redis-server this target uses, read for its counters; only for Redis-store targets. */
   readonly redis?: RedisProbe;
+  /** What it is sent: the chat request unless a comparison needs another (its own job id, another checkout's key). */
+  readonly request?: LoadRequest;
 }
 
 /** One measured run: the load generator's view plus what it cost the target and its Redis. */
@@ -35,7 +38,7 @@ export async function measureRun(target: Target, load: LoadOptions): Promise<Run
   const readCounters = (): Promise<[ProcessStats | undefined, RedisUsage | undefined]> =>
     Promise.all([target.process ? queryStats(target.process.child) : undefined, target.redis?.read()]);
   const [cpuBefore, redisBefore] = await readCounters();
-  const sample = await runLoad(target.url, load);
+  const sample = await runLoad(target.url, load, target.request);
   const [cpuAfter, redisAfter] = await readCounters();
   return {
     ...sample,
@@ -44,12 +47,26 @@ export async function measureRun(target: Target, load: LoadOptions): Promise<Run
   };
 }
 
+/**
+ * Sends each target its request once, before a comparison spends minutes on it: a target that
+ * refuses it (another checkout expecting another key, a job it does not know) stops the run
+ * with its answer, instead of filling a table with failures.
+ */
+export async function checkAccepted(targets: readonly Target[]): Promise<void> {
+  for (const target of targets) {
+    const sent = target.request ?? CHAT_REQUEST;
+    const response = await fetch(target.url + sent.path, { method: sent.method, headers: sent.headers, ...(sent.body === undefined ? {} : { body: sent.body }) });
+    const answer = await response.text();
+    if (!response.ok) throw new Error(`${target.name} answered ${response.status} to ${sent.method} ${sent.path}: ${answer.slice(0, 300)}`);
+  }
+}
+
 /** JIT, connection pools and Redis scripts warmed before anything is measured. */
 export async function warmUp(targets: readonly Target[], load: LoadOptions): Promise<void> {
   if (load.durationSec <= 0) return;
   for (const target of targets) {
     log(`warm-up ${target.name}`);
-    await runLoad(target.url, load);
+    await runLoad(target.url, load, target.request);
   }
 }
 

@@ -6,10 +6,12 @@ import {
   medianOf,
   p50,
   p99,
+  ratiosByRound,
   redisCallsByCommand,
   redisCallsPerRequest,
   redisCpuPerRequest,
   requestsPerSec,
+  roundDifference,
   roundRatio,
 } from './figures.js';
 
@@ -35,6 +37,59 @@ export function loadTable(rows: readonly TargetRounds[]): string {
         `${ratio(roundRatio(rows, row, 'direct', p50))} | ${ratio(roundRatio(rows, row, 'proxy', p50))} | ${ratio(roundRatio(rows, row, 'proxy', p99))} | ` +
         `${micros(medianOf(row, cpuPerRequest))} | ${calls(medianOf(row, redisCallsPerRequest))} | ${micros(medianOf(row, redisCpuPerRequest))} | ` +
         `${row.rounds.map((s) => int(s.requestsPerSec)).join(' / ')} | ${failures} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const failuresOf = (row: TargetRounds): number => row.rounds.reduce((sum, s) => sum + s.failures, 0);
+
+/**
+ * A comparison's rows, measured in rounds of their own (bench/baseline-compare.ts,
+ * ledger-cost.ts, events-polling.ts), each held to the bare proxy of the same rounds.
+ */
+export function versusProxyTable(rows: readonly TargetRounds[]): string {
+  const lines = [
+    '| target | req/s | p50 ms | p99 ms | req/s vs proxy | p99 vs proxy | CPU µs/req | Redis cmds/req | Redis CPU µs/req | req/s per round | failed |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const row of rows) {
+    lines.push(
+      `| ${row.name} | ${int(medianOf(row, requestsPerSec))} | ${ms(medianOf(row, p50))} | ${ms(medianOf(row, p99))} | ` +
+        `${ratio(roundRatio(rows, row, 'proxy', requestsPerSec))} | ${ratio(roundRatio(rows, row, 'proxy', p99))} | ` +
+        `${micros(medianOf(row, cpuPerRequest))} | ${calls(medianOf(row, redisCallsPerRequest))} | ${micros(medianOf(row, redisCpuPerRequest))} | ` +
+        `${row.rounds.map((s) => int(s.requestsPerSec)).join(' / ')} | ${failuresOf(row)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Two rows of one comparison set against each other: `row` (e.g. gateway-redis) over `base` (baseline-redis). */
+export interface Pairing {
+  readonly label: string;
+  readonly row: string;
+  readonly base: string;
+}
+
+/**
+ * One line per pairing: req/s and p99 of `row` over `base`, each round's pair measured side by
+ * side (median of the per-round ratios, and the ratios themselves), and CPU µs/req `row` − `base`.
+ * `names` says what the rows and bases are in the headings ("gateway", "baseline").
+ */
+export function pairTable(rows: readonly TargetRounds[], pairings: readonly Pairing[], names: { readonly row: string; readonly base: string; readonly label: string }): string {
+  const { row: a, base: b } = names;
+  const lines = [
+    `| ${names.label} | req/s ${a} ÷ ${b} | p99 ${a} ÷ ${b} | CPU µs/req ${a} − ${b} | CPU µs/req ${a} ÷ ${b} | req/s ${a} ÷ ${b} per round |`,
+    '|---|--:|--:|--:|--:|--:|',
+  ];
+  for (const pairing of pairings) {
+    const row = findRow(rows, pairing.row);
+    if (!row || !findRow(rows, pairing.base)) continue;
+    const cpuDifference = roundDifference(rows, row, pairing.base, cpuPerRequest);
+    lines.push(
+      `| ${pairing.label} | ${ratio(roundRatio(rows, row, pairing.base, requestsPerSec))} | ${ratio(roundRatio(rows, row, pairing.base, p99))} | ` +
+        `${Number.isFinite(cpuDifference) ? (cpuDifference >= 0 ? '+' : '') + micros(cpuDifference) : '—'} | ${ratio(roundRatio(rows, row, pairing.base, cpuPerRequest))} | ` +
+        `${ratiosByRound(rows, row, pairing.base, requestsPerSec).map((value) => value.toFixed(2)).join(' / ')} |`,
     );
   }
   return lines.join('\n');

@@ -29,6 +29,8 @@ export interface GatewayTargetOptions {
   readonly workers?: number;
   /** Lets stats requests collect garbage first (the memory soak). */
   readonly exposeGc?: boolean;
+  /** false: `metering.ledger.enabled: false`, no usage rows written (`--ledger-cost`). */
+  readonly ledger?: boolean;
 }
 
 export async function startStack(cpuProf: boolean): Promise<Stack> {
@@ -44,10 +46,11 @@ export function directTarget(stack: Stack): Target {
 }
 
 // Explicit values, so that BENCH_* variables in the parent's environment never leak into a target.
-const targetEnv = (stack: Stack, redisUrl: string, workers: number): Record<string, string> => ({
+export const targetEnv = (stack: Stack, redisUrl: string, workers: number, ledger = true): Record<string, string> => ({
   BENCH_UPSTREAM_URL: stack.upstream.url,
   BENCH_REDIS_URL: redisUrl,
   BENCH_WORKERS: String(workers),
+  BENCH_LEDGER: ledger ? '1' : '0',
 });
 
 export async function startProxyTarget(stack: Stack): Promise<Target> {
@@ -58,7 +61,7 @@ export async function startProxyTarget(stack: Stack): Promise<Target> {
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
   const execArgv = [...(stack.profileDir ? ['--cpu-prof', '--cpu-prof-dir', stack.profileDir] : []), ...(options.exposeGc ? ['--expose-gc'] : [])];
-  const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1);
+  const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger ?? true);
   const child = await startChild(name, 'target', ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
   if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, (options.workers ?? 1) > 1 ? `${name} primary` : name);

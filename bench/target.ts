@@ -17,7 +17,8 @@ import { BENCH_KEY_SHA256, BENCH_PRICES, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHE
 /**
  * One target under load, in its own process: `proxy` (a bare http-proxy-3 ProxyServer with a
  * keep-alive agent, the floor of this stack) or `gateway` (Tollgate with every feature on;
- * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise). With BENCH_WORKERS
+ * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise; BENCH_LEDGER=0
+ * turns the usage ledger off, for `--ledger-cost`). With BENCH_WORKERS
  * above 1 this process is a cluster primary and that many workers serve one shared port.
  * Every serving process answers the parent's stats requests (CPU time, memory).
  */
@@ -26,6 +27,7 @@ const kind = process.argv[2];
 const upstreamUrl = process.env.BENCH_UPSTREAM_URL ?? '';
 const redisUrl = process.env.BENCH_REDIS_URL ?? '';
 const workerCount = Number(process.env.BENCH_WORKERS ?? '1');
+const ledgerEnabled = process.env.BENCH_LEDGER !== '0';
 
 interface Started {
   readonly server: Server;
@@ -64,7 +66,7 @@ async function startGateway(): Promise<Started> {
       server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 1000 },
       upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 } },
       auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits: NEVER_REACHED_LIMITS }] },
-      metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true, prices: BENCH_PRICES },
+      metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true, prices: BENCH_PRICES, ledger: { enabled: ledgerEnabled } },
       database: { path: join(dataDir, 'tollgate.db') },
       // unknown: allow, since the bench model was never created through the gateway: the lookup still runs.
       ownership: { mode: 'on', scope: 'team', unknown: 'allow' },
