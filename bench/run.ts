@@ -2,9 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
 import { dirname, join } from 'node:path';
+import { measureBaseline } from './baseline-compare.js';
+import { startBaselineTargets } from './baseline-target.js';
 import { killChildrenOnExit, stopAll, wasInterrupted } from './children.js';
 import { measureCluster } from './cluster-compare.js';
 import { measureConnectionsSweep } from './connections-sweep.js';
+import { measureEventsPolling } from './events-polling.js';
+import { measureLedgerCost } from './ledger-cost.js';
 import { measureStreams } from './load.js';
 import { log } from './log.js';
 import { measureRounds, warmUp, type Target, type TargetRounds } from './measure.js';
@@ -62,6 +66,20 @@ async function measureExtras(stack: Stack, targets: readonly Target[], settings:
   if (settings.connectionsSweep) print('Connections sweep: CPU per request at 1, 32 and 256 connections', await measureConnectionsSweep(targets.slice(1), settings));
   if (settings.cluster) print(`Cluster: ${settings.workers} gateway processes sharing one port vs one process`, await measureCluster(stack, gateways, settings));
   if (settings.soakRss) print('Memory soak: gateway RSS after 20,000 and 200,000 requests (fresh processes)', await measureSoakRss(stack, settings));
+  await measureComparisons(stack, targets, settings);
+}
+
+/** `--baseline`, `--ledger-cost`, `--events`: each in interleaved rounds of its own, with the bare proxy of the main run. */
+async function measureComparisons(stack: Stack, targets: readonly Target[], settings: Settings): Promise<void> {
+  const proxyAndGateways = targets.filter((target) => target.name === 'proxy' || target.name.startsWith('gateway'));
+  const proxy = targets.find((target) => target.name === 'proxy');
+  if (!proxy) throw new Error('the comparisons need the main run\'s proxy target');
+  const baseline = settings.baseline ? await startBaselineTargets(stack, settings.baseline) : undefined;
+  const heading = (what: string): string => `${what} (${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} interleaved rounds, median)`;
+  if (baseline) print(heading('Baseline: non-streaming chat, this gateway vs another checkout\'s'), await measureBaseline(proxyAndGateways, baseline, settings));
+  if (settings.ledgerCost) print(heading('Ledger cost: gateway-redis with the usage ledger on and off, non-streaming chat'), await measureLedgerCost(stack, proxy, settings));
+  if (settings.events) print(heading('Events polling: GET /v1/preview/training-jobs/{id}/events'), await measureEventsPolling(proxyAndGateways, baseline, settings));
+  baseline?.close();
 }
 
 /** Profiles are written when the gateway processes exit: call after stopAll(). */

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 /**
@@ -13,6 +14,11 @@ import { parseArgs } from 'node:util';
  *   --connections-sweep/BENCH_CONNECTIONS_SWEEP=1 CPU per request at 1, 32 and 256 connections,
  *   --cluster/BENCH_CLUSTER=1 one gateway process per core vs one process, both stores;
  *   --workers/BENCH_CLUSTER_WORKERS processes per clustered gateway (available cores, at least 2).
+ * Comparisons, off by default, each measured in its own interleaved rounds and printed as its own table:
+ *   --baseline <dir>/BENCH_BASELINE=<dir> the gateway of another checkout of this repository
+ *     (its bench/target.ts) as baseline-memory and baseline-redis, beside gateway-*,
+ *   --ledger-cost/BENCH_LEDGER_COST=1 gateway-redis with the usage ledger on and off,
+ *   --events/BENCH_EVENTS=1 clients polling a training job's events instead of chatting.
  */
 
 const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
@@ -25,6 +31,10 @@ export interface Settings extends Record<Numeric, number> {
   readonly connectionsSweep: boolean;
   readonly cluster: boolean;
   readonly workers: number;
+  /** Another checkout's directory (`--baseline`), or undefined. */
+  readonly baseline: string | undefined;
+  readonly ledgerCost: boolean;
+  readonly events: boolean;
 }
 
 const FLAGS = {
@@ -39,6 +49,9 @@ const FLAGS = {
   'soak-rss': { type: 'boolean' },
   'connections-sweep': { type: 'boolean' },
   cluster: { type: 'boolean' },
+  baseline: { type: 'string' },
+  'ledger-cost': { type: 'boolean' },
+  events: { type: 'boolean' },
 } as const;
 
 function positive(name: string, raw: string | undefined, fallback: number, minimum = 1): number {
@@ -53,11 +66,20 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
     numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' ? 0 : 1);
   }
-  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster'): boolean =>
+  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
   const workers = Math.round(positive('workers', values.workers ?? process.env.BENCH_CLUSTER_WORKERS, Math.max(2, availableParallelism()), 2));
-  const extras = { cpuProf: flag('cpu-prof'), soakRss: flag('soak-rss'), connectionsSweep: flag('connections-sweep'), cluster: flag('cluster') };
-  const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]) && !Object.values(extras).some(Boolean);
+  const extras = {
+    cpuProf: flag('cpu-prof'),
+    soakRss: flag('soak-rss'),
+    connectionsSweep: flag('connections-sweep'),
+    cluster: flag('cluster'),
+    ledgerCost: flag('ledger-cost'),
+    events: flag('events'),
+  };
+  const baselineDir = values.baseline ?? process.env.BENCH_BASELINE;
+  const baseline = baselineDir === undefined || baselineDir === '' ? undefined : resolve(baselineDir);
+  const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]) && !Object.values(extras).some(Boolean) && !baseline;
   const write = values.write ?? process.env.BENCH_WRITE;
-  return { ...numbers, ...extras, workers, write: write === undefined || write === '' ? isDefault : write === '1' };
+  return { ...numbers, ...extras, workers, baseline, write: write === undefined || write === '' ? isDefault : write === '1' };
 }

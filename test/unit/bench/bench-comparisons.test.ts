@@ -1,0 +1,104 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { inspectCheckout } from '../../../bench/baseline-target.js';
+import type { RunSample, TargetRounds } from '../../../bench/measure.js';
+import { pairTable, versusProxyTable } from '../../../bench/report.js';
+import { readSettings } from '../../../bench/settings.js';
+import { REQUEST_HEADERS } from '../../../bench/workload.js';
+
+const sample = (requestsPerSec: number, p99: number, cpuMicrosPerRequest: number): RunSample => ({
+  requestsPerSec,
+  p50: p99 / 2,
+  p99,
+  requests: requestsPerSec * 5,
+  failures: 0,
+  cpuMicros: cpuMicrosPerRequest * requestsPerSec * 5,
+  redis: undefined,
+});
+
+const row = (name: string, rounds: RunSample[]): TargetRounds => ({ name, rounds });
+
+describe('bench comparison flags', () => {
+  it('leaves the default run as it was: no comparison, and RESULTS.md written', () => {
+    const settings = readSettings([]);
+    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, write: true });
+  });
+
+  it('takes --baseline as an absolute directory and, like every extra, stops RESULTS.md being written by default', () => {
+    const settings = readSettings(['--baseline', 'some/checkout', '--ledger-cost', '--events']);
+    expect(settings).toMatchObject({ baseline: resolve('some/checkout'), ledgerCost: true, events: true, write: false });
+    expect(readSettings(['--events']).write).toBe(false);
+  });
+});
+
+describe('comparison tables', () => {
+  const rows = [
+    row('proxy', [sample(4000, 10, 200), sample(2000, 20, 220)]),
+    row('gateway-redis', [sample(3000, 15, 300), sample(1000, 30, 320)]),
+    row('baseline-redis', [sample(2000, 30, 400), sample(1000, 60, 420)]),
+  ];
+
+  it('holds every row to the proxy of the same round, then takes the median', () => {
+    const line = versusProxyTable(rows).split('\n').find((text) => text.startsWith('| gateway-redis '));
+    // req/s vs proxy: 0.75 and 0.50 in the two rounds (median 0.625); p99 vs proxy: 1.5 in both; CPU: median of 300 and 320.
+    expect(line).toContain('| 0.63× | 1.50× | 310.0 |');
+  });
+
+  it('sets a gateway row against its baseline round by round: ratios, their spread, and the CPU difference', () => {
+    const table = pairTable(rows, [{ label: 'redis', row: 'gateway-redis', base: 'baseline-redis' }], { label: 'store', row: 'gateway', base: 'baseline' });
+    expect(table).toContain('| store | req/s gateway ÷ baseline | p99 gateway ÷ baseline | CPU µs/req gateway − baseline |');
+    expect(table).toContain('| redis | 1.25× | 0.50× | -100.0 | 0.76× | 1.50 / 1.00 |');
+  });
+
+  it('leaves out a pairing whose rows were not measured', () => {
+    const table = pairTable(rows, [{ label: 'memory', row: 'gateway-memory', base: 'baseline-memory' }], { label: 'store', row: 'gateway', base: 'baseline' });
+    expect(table.split('\n')).toHaveLength(2);
+  });
+});
+
+describe('another checkout as a baseline target', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  const checkout = (target: string, workload: string): string => {
+    dir = mkdtempSync(join(tmpdir(), 'tollgate-baseline-'));
+    mkdirSync(join(dir, 'bench'));
+    mkdirSync(join(dir, 'src'));
+    // Its own dependencies: tsx, to read its workload, comes from ours.
+    symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+    writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+    writeFileSync(join(dir, 'bench', 'target.ts'), target);
+    writeFileSync(join(dir, 'bench', 'workload.ts'), workload);
+    return dir;
+  };
+
+  it('sends an older target the headers its own workload declares, and names the features it lacks', () => {
+    const path = checkout(
+      "const config = { ownership: { mode: 'on' }, logging: { level: 'silent' } };",
+      "export const REQUEST_HEADERS = { authorization: 'Bearer tg-old-key', 'openai-project': 'old-team/p', 'content-type': 'application/json' };",
+    );
+    const found = inspectCheckout(path);
+    expect(found.headers).toEqual({ authorization: 'Bearer tg-old-key', 'openai-project': 'old-team/p', 'content-type': 'application/json' });
+    expect(found.entry).toBe(join(path, 'bench', 'target.ts'));
+    expect(found.execArgv.slice(0, 2)).toEqual(['--import', 'tsx']);
+    expect(found.missingFeatures).toEqual(['usage ledger (database)', 'prices', 'cost budgets', 'request log line at info']);
+  });
+
+  it('runs its compiled target when it is newer than every source, and falls back to our headers when its workload has none', () => {
+    const path = checkout('', 'export const CHAT_PATH = "/v1/chat/completions";');
+    mkdirSync(join(path, 'dist', 'bench'), { recursive: true });
+    writeFileSync(join(path, 'dist', 'bench', 'target.js'), "const config = { database: {}, ownership: {}, prices: {}, costPerDay: 1, level: 'info' };");
+    writeFileSync(join(path, 'dist', 'bench', 'workload.js'), 'export const CHAT_PATH = "/v1/chat/completions";');
+    const past = new Date(Date.now() - 60_000);
+    for (const source of ['target.ts', 'workload.ts']) utimesSync(join(path, 'bench', source), past, past);
+    const found = inspectCheckout(path);
+    expect(found.entry).toBe(join(path, 'dist', 'bench', 'target.js'));
+    expect(found.headers).toEqual(REQUEST_HEADERS);
+    expect(found.missingFeatures).toEqual([]);
+  });
+});
