@@ -7,7 +7,7 @@ import type { SqlDialect } from './dialect.js';
 import type * as Store from './durable-store.js';
 import { DatabaseUnavailableError } from './errors.js';
 import { insertKey, markRevoked, patchKey, rotateSecret, selectKey, selectKeys, selectStoredKeys } from './key-queries.js';
-import { deleteLedgerChunk, insertLedger, selectLedgerPage } from './ledger-queries.js';
+import { deleteLedgerChunk, insertLedger, selectLedgerPage, type LedgerInserter } from './ledger-queries.js';
 import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resource-queries.js';
 import { isoInstant } from './rows.js';
 import type { Database } from './schema.js';
@@ -22,6 +22,8 @@ export interface StoreBackend {
   readonly appliedMigrations: readonly number[];
   /** Turns a driver failure into DatabaseUnavailableError when it means "cannot answer". */
   readonly classifyFailure: (error: unknown) => unknown;
+  /** The backend's own way to insert ledger rows (SQLite: a prepared statement), if it has one. */
+  readonly insertLedgerValues?: LedgerInserter;
   /** Releases what the backend owns beyond the Kysely instance (LISTEN connection). */
   readonly release: () => Promise<void>;
 }
@@ -166,7 +168,7 @@ export class KyselyDurableStore implements Store.DurableStore {
 
   async insertLedgerRows(rows: readonly Store.LedgerRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    return this.write(async (trx) => ({ value: await insertLedger(trx, this.backend.dialect, rows), changes: [] }));
+    return this.write(async (trx) => ({ value: await insertLedger(trx, this.backend.dialect, rows, this.backend.insertLedgerValues), changes: [] }));
   }
 
   aggregateUsage(query: Store.UsageAggregateQuery): Promise<Store.UsageAggregate[]> {

@@ -1,13 +1,46 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { ChangeFeed } from './change-feed.js';
 import { withinDeadline } from './deadline.js';
 import { postgresDialect } from './dialect.js';
 import type { StoreBackend } from './kysely-store.js';
+import { LEDGER_COLUMNS, type LedgerInserter } from './ledger-queries.js';
 import type { StoreLogger } from './logger.js';
 import { migrate } from './migrate.js';
 import { createPostgresPool, DeadlinePool, postgresFailure } from './postgres-pool.js';
 import { PostgresChangeListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
+
+/** The SQL type of each ledger column, as an array parameter of `unnest`. */
+const LEDGER_ARRAY_TYPES: Record<(typeof LEDGER_COLUMNS)[number], string> = {
+  request_id: 'text[]',
+  at: 'timestamptz[]',
+  team: 'text[]',
+  project: 'text[]',
+  key_id: 'text[]',
+  route: 'text[]',
+  method: 'text[]',
+  status: 'integer[]',
+  model: 'text[]',
+  prompt_tokens: 'integer[]',
+  completion_tokens: 'integer[]',
+  total_tokens: 'integer[]',
+  cost_nanos: 'bigint[]',
+  estimated: 'boolean[]',
+  request_bytes: 'bigint[]',
+  duration_ms: 'integer[]',
+};
+
+/**
+ * A batch of ledger rows as one array per column, spread by `unnest`: the statement's text is
+ * the same for every batch (16 parameters, not 16 per row), so the gateway compiles no
+ * thousand-placeholder INSERT per batch and PostgreSQL parses one short statement.
+ */
+const insertLedgerByColumns: LedgerInserter = async (trx, values) => {
+  const arrays = LEDGER_COLUMNS.map((column) => sql`${values.map((value) => value[column])}::${sql.raw(LEDGER_ARRAY_TYPES[column])}`);
+  const result = await sql<{ request_id: string }>`insert into ledger (${sql.join(LEDGER_COLUMNS.map((column) => sql.ref(column)))})
+    select * from unnest(${sql.join(arrays)}) on conflict (request_id) do nothing returning request_id`.execute(trx);
+  return new Set(result.rows.map((row) => row.request_id));
+};
 
 export interface PostgresBackendSettings {
   readonly url: string;
@@ -54,6 +87,7 @@ export async function openPostgresBackend(settings: PostgresBackendSettings, log
     timeoutMs: settings.timeoutMs,
     feed,
     appliedMigrations,
+    insertLedgerValues: insertLedgerByColumns,
     // The connection wrapper has typed every driver failure already; other errors are the store's own.
     classifyFailure: (error) => error,
     release: () => listener.close(),

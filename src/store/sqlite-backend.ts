@@ -6,6 +6,7 @@ import { ChangeFeed } from './change-feed.js';
 import { sqliteDialect } from './dialect.js';
 import { DatabaseUnavailableError } from './errors.js';
 import type { StoreBackend } from './kysely-store.js';
+import { LEDGER_COLUMNS, type LedgerInserter } from './ledger-queries.js';
 import type { StoreLogger } from './logger.js';
 import { migrate } from './migrate.js';
 import type { Database } from './schema.js';
@@ -39,6 +40,24 @@ function openFile(path: string, timeoutMs: number): Sqlite.Database {
   }
 }
 
+/**
+ * Ledger rows through one prepared statement, run per row inside the caller's transaction
+ * (the same connection Kysely holds). Compiling a multi-row INSERT of a whole batch cost about
+ * as much CPU as SQLite's own work, on the event loop.
+ */
+function ledgerInserter(file: Sqlite.Database): LedgerInserter {
+  const insert = file.prepare(
+    `insert into ledger (${LEDGER_COLUMNS.join(', ')}) values (${LEDGER_COLUMNS.map(() => '?').join(', ')}) on conflict (request_id) do nothing`,
+  );
+  return async (_trx, values) => {
+    const written = new Set<string>();
+    for (const value of values) {
+      if (insert.run(LEDGER_COLUMNS.map((column) => value[column])).changes === 1) written.add(value.request_id);
+    }
+    return written;
+  };
+}
+
 /** The embedded store: one file, one connection, one instance (changes are only announced locally). */
 export async function openSqliteBackend(path: string, timeoutMs: number, logger: StoreLogger): Promise<StoreBackend> {
   const file = openFile(path, timeoutMs);
@@ -53,6 +72,7 @@ export async function openSqliteBackend(path: string, timeoutMs: number, logger:
   return {
     db,
     dialect: sqliteDialect,
+    insertLedgerValues: ledgerInserter(file),
     timeoutMs,
     feed: new ChangeFeed(logger),
     appliedMigrations,
