@@ -3,6 +3,7 @@ import { log } from './log.js';
 import { measureRounds, warmUp, type Target } from './measure.js';
 import { pairTable, versusProxyTable, type Pairing } from './report.js';
 import type { Settings } from './settings.js';
+import { startGatewayTarget, type Stack } from './stack.js';
 
 /**
  * `--baseline <dir>`: this gateway beside another checkout's (bench/baseline-target.ts) on the
@@ -15,6 +16,14 @@ export const STORE_PAIRINGS: readonly Pairing[] = [
   { label: 'redis', row: 'gateway-redis', base: 'baseline-redis' },
 ];
 
+/** Rows of this gateway configured like the baseline's target: what the same work costs now. */
+const LIKE_FOR_LIKE = { memory: 'gateway-memory, baseline features', redis: 'gateway-redis, baseline features' } as const;
+
+export const LIKE_FOR_LIKE_PAIRINGS: readonly Pairing[] = [
+  { label: 'memory, same features', row: LIKE_FOR_LIKE.memory, base: 'baseline-memory' },
+  { label: 'redis, same features', row: LIKE_FOR_LIKE.redis, base: 'baseline-redis' },
+];
+
 /** What the baseline rows are, for every table that has them. */
 export function baselineCaption(baseline: BaselineTargets): string {
   const { dir, revision, missingFeatures } = baseline.checkout;
@@ -25,16 +34,26 @@ export function baselineCaption(baseline: BaselineTargets): string {
   return `baseline-memory and baseline-redis are the gateway of ${dir} (${revision}), started from its own bench/target. ${features} baseline-redis has a redis-server of its own.`;
 }
 
-/** `mainTargets`: the main run's proxy, gateway-memory and gateway-redis. */
-export async function measureBaseline(mainTargets: readonly Target[], baseline: BaselineTargets, settings: Settings): Promise<string> {
-  const targets = [...mainTargets, ...baseline.targets];
+/**
+ * `mainTargets`: the main run's proxy, gateway-memory and gateway-redis. Two more rows run this
+ * gateway with only the baseline target's features (BENCH_FEATURES=baseline), so the pairing
+ * shows what the same work costs now, apart from what the new features cost.
+ */
+export async function measureBaseline(stack: Stack, mainTargets: readonly Target[], baseline: BaselineTargets, settings: Settings): Promise<string> {
+  const likeForLike = [
+    await startGatewayTarget(stack, 'memory', { name: LIKE_FOR_LIKE.memory, features: 'baseline' }),
+    await startGatewayTarget(stack, 'redis', { name: LIKE_FOR_LIKE.redis, features: 'baseline' }),
+  ];
+  const targets = [...mainTargets, ...likeForLike, ...baseline.targets];
   log(`baseline: ${targets.map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
-  await warmUp(baseline.targets, { connections: settings.connections, durationSec: settings.warmup });
+  await warmUp([...likeForLike, ...baseline.targets], { connections: settings.connections, durationSec: settings.warmup });
   const rows = await measureRounds(targets, { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
+  for (const target of likeForLike) await target.process?.stop();
   return [
     baselineCaption(baseline),
+    `${LIKE_FOR_LIKE.memory} and ${LIKE_FOR_LIKE.redis}: this gateway with only what the baseline's target configures (no ledger, no ownership, no prices or cost budgets, log level silent).`,
     versusProxyTable(rows),
     'Gateway vs baseline, per store (each ratio taken within a round, then the median over rounds):',
-    pairTable(rows, STORE_PAIRINGS, { label: 'store', row: 'gateway', base: 'baseline' }),
+    pairTable(rows, [...STORE_PAIRINGS, ...LIKE_FOR_LIKE_PAIRINGS], { label: 'store', row: 'gateway', base: 'baseline' }),
   ].join('\n\n');
 }

@@ -76,7 +76,7 @@ async function measureComparisons(stack: Stack, targets: readonly Target[], sett
   if (!proxy) throw new Error('the comparisons need the main run\'s proxy target');
   const baseline = settings.baseline ? await startBaselineTargets(stack, settings.baseline) : undefined;
   const heading = (what: string): string => `${what} (${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} interleaved rounds, median)`;
-  if (baseline) print(heading('Baseline: non-streaming chat, this gateway vs another checkout\'s'), await measureBaseline(proxyAndGateways, baseline, settings));
+  if (baseline) print(heading('Baseline: non-streaming chat, this gateway vs another checkout\'s'), await measureBaseline(stack, proxyAndGateways, baseline, settings));
   if (settings.ledgerCost) print(heading('Ledger cost: gateway-redis with the usage ledger on and off, non-streaming chat'), await measureLedgerCost(stack, proxy, settings));
   if (settings.events) print(heading('Events polling: GET /v1/preview/training-jobs/{id}/events'), await measureEventsPolling(proxyAndGateways, baseline, settings));
   baseline?.close();

@@ -31,6 +31,11 @@ export interface GatewayTargetOptions {
   readonly exposeGc?: boolean;
   /** false: `metering.ledger.enabled: false`, no usage rows written (`--ledger-cost`). */
   readonly ledger?: boolean;
+  /**
+   * `baseline`: only what the pre-ledger gateway's bench target configured (no ledger, no
+   * ownership, no prices or cost budgets, log level silent), for a like-for-like row beside it.
+   */
+  readonly features?: 'all' | 'baseline';
 }
 
 export async function startStack(cpuProf: boolean): Promise<Stack> {
@@ -46,11 +51,12 @@ export function directTarget(stack: Stack): Target {
 }
 
 // Explicit values, so that BENCH_* variables in the parent's environment never leak into a target.
-export const targetEnv = (stack: Stack, redisUrl: string, workers: number, ledger = true): Record<string, string> => ({
+export const targetEnv = (stack: Stack, redisUrl: string, workers: number, ledger = true, features: 'all' | 'baseline' = 'all'): Record<string, string> => ({
   BENCH_UPSTREAM_URL: stack.upstream.url,
   BENCH_REDIS_URL: redisUrl,
   BENCH_WORKERS: String(workers),
   BENCH_LEDGER: ledger ? '1' : '0',
+  BENCH_FEATURES: features,
 });
 
 export async function startProxyTarget(stack: Stack): Promise<Target> {
@@ -61,7 +67,7 @@ export async function startProxyTarget(stack: Stack): Promise<Target> {
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
   const execArgv = [...(stack.profileDir ? ['--cpu-prof', '--cpu-prof-dir', stack.profileDir] : []), ...(options.exposeGc ? ['--expose-gc'] : [])];
-  const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger ?? true);
+  const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger ?? true, options.features ?? 'all');
   const child = await startChild(name, 'target', ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
   if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, (options.workers ?? 1) > 1 ? `${name} primary` : name);

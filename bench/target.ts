@@ -28,6 +28,7 @@ const upstreamUrl = process.env.BENCH_UPSTREAM_URL ?? '';
 const redisUrl = process.env.BENCH_REDIS_URL ?? '';
 const workerCount = Number(process.env.BENCH_WORKERS ?? '1');
 const ledgerEnabled = process.env.BENCH_LEDGER !== '0';
+const features = process.env.BENCH_FEATURES ?? 'all';
 
 interface Started {
   readonly server: Server;
@@ -61,22 +62,25 @@ function startBareProxy(): Started {
  */
 async function startGateway(): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+  // BENCH_FEATURES=baseline: what the pre-ledger gateway's bench target had (`--baseline`'s like-for-like row).
+  const all = features !== 'baseline';
+  const limits = all ? NEVER_REACHED_LIMITS : { ...NEVER_REACHED_LIMITS, costPerDay: undefined, costPerMonth: undefined };
   const config = validateConfig(
     {
       server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 1000 },
       upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 } },
-      auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits: NEVER_REACHED_LIMITS }] },
-      metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true, prices: BENCH_PRICES, ledger: { enabled: ledgerEnabled } },
+      auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits }] },
+      metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true, ...(all ? { prices: BENCH_PRICES } : {}), ledger: { enabled: all && ledgerEnabled } },
       database: { path: join(dataDir, 'tollgate.db') },
       // unknown: allow, since the bench model was never created through the gateway: the lookup still runs.
-      ownership: { mode: 'on', scope: 'team', unknown: 'allow' },
+      ownership: all ? { mode: 'on', scope: 'team', unknown: 'allow' } : { mode: 'off' },
       // closed: a Redis failure shows up as 503s instead of a silent fall-back to memory limits.
       rateLimits: {
         onStoreError: 'closed',
-        projects: { [`${BENCH_TEAM}/*`]: NEVER_REACHED_LIMITS, [`${BENCH_TEAM}/${BENCH_PROJECT}`]: NEVER_REACHED_LIMITS },
+        projects: { [`${BENCH_TEAM}/*`]: limits, [`${BENCH_TEAM}/${BENCH_PROJECT}`]: limits },
       },
       redis: { url: redisUrl, keyPrefix: 'tollgate-bench:' },
-      logging: { level: 'info' },
+      logging: { level: all ? 'info' : 'silent' },
     },
     'bench',
   );
