@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -42,6 +42,9 @@ async function checkIn(moduleUrl: string, execArgv: string[]): Promise<unknown> 
 describe('the chat worker starts wherever the checker runs from', () => {
   let outDir = '';
   beforeAll(async () => {
+    // Under the checkout, so the build resolves this checkout's node_modules; .tmp/ is
+    // ignored by git and absent from a fresh clone.
+    await mkdir(join(root, '.tmp'), { recursive: true });
     outDir = await mkdtemp(join(root, '.tmp', 'build-'));
     await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: root });
   }, 120_000);
