@@ -10,6 +10,8 @@ export interface OpenStoreOptions {
   applicationName?: string;
   /** How often the idle LISTEN connection is probed, to notice a silently dead network (default 15000). */
   listenCheckIntervalMs?: number;
+  /** How often a worker thread checkpoints the SQLite file's WAL (default 1000). */
+  sqliteCheckpointIntervalMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 2000;
@@ -24,7 +26,7 @@ const DEFAULT_POOL_SIZE = 10;
 export async function openDurableStore(settings: DatabaseSettings, options: OpenStoreOptions = {}): Promise<DurableStore> {
   const logger = options.logger ?? silentLogger;
   const timeoutMs = settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (settings.url === '') return new KyselyDurableStore(await openSqliteBackend(settings.path, timeoutMs, logger));
+  if (settings.url === '') return new KyselyDurableStore(await openSqliteBackend(settings.path, timeoutMs, logger, options.sqliteCheckpointIntervalMs));
   const backend = await openPostgresBackend(
     {
       url: settings.url,

@@ -10,6 +10,10 @@ import { LEDGER_COLUMNS, type LedgerInserter } from './ledger-queries.js';
 import type { StoreLogger } from './logger.js';
 import { migrate } from './migrate.js';
 import type { Database } from './schema.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+
+/** SQLite's own default for `wal_autocheckpoint`, put back should the checkpoint worker stop. */
+const AUTOCHECKPOINT_PAGES = 1000;
 
 /** Result codes that mean the file cannot be used now (locked, unreadable, full), not that the query is wrong. */
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY|CORRUPT|NOTADB|PROTOCOL|PERM|AUTH|NOLFS)/;
@@ -58,8 +62,26 @@ function ledgerInserter(file: Sqlite.Database): LedgerInserter {
   };
 }
 
+/**
+ * The WAL is copied into the file by a worker thread, not by whichever commit crosses SQLite's
+ * threshold (see sqlite-checkpointer.ts); an in-memory database has no WAL.
+ */
+function checkpointOffTheEventLoop(file: Sqlite.Database, path: string, intervalMs: number, timeoutMs: number, logger: StoreLogger): SqliteCheckpointer | undefined {
+  if (path === ':memory:') return undefined;
+  file.pragma('wal_autocheckpoint = 0');
+  return new SqliteCheckpointer({
+    path,
+    intervalMs,
+    busyTimeoutMs: timeoutMs,
+    logger,
+    onFailure: () => {
+      if (file.open) file.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+    },
+  });
+}
+
 /** The embedded store: one file, one connection, one instance (changes are only announced locally). */
-export async function openSqliteBackend(path: string, timeoutMs: number, logger: StoreLogger): Promise<StoreBackend> {
+export async function openSqliteBackend(path: string, timeoutMs: number, logger: StoreLogger, checkpointIntervalMs = 1000): Promise<StoreBackend> {
   const file = openFile(path, timeoutMs);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
   let appliedMigrations: number[];
@@ -69,6 +91,7 @@ export async function openSqliteBackend(path: string, timeoutMs: number, logger:
     await db.destroy().catch(() => undefined);
     throw sqliteFailure(error);
   }
+  const checkpointer = checkpointOffTheEventLoop(file, path, checkpointIntervalMs, timeoutMs, logger);
   return {
     db,
     dialect: sqliteDialect,
@@ -77,6 +100,6 @@ export async function openSqliteBackend(path: string, timeoutMs: number, logger:
     feed: new ChangeFeed(logger),
     appliedMigrations,
     classifyFailure: sqliteFailure,
-    release: () => Promise.resolve(),
+    release: () => checkpointer?.stop() ?? Promise.resolve(),
   };
 }
