@@ -141,6 +141,8 @@ export interface RunDescription {
   readonly redisTable: string;
   readonly streamTable: string;
   readonly targetsTable: string;
+  /** The sections of the flag-gated measurements (`--cpu-prof`, `--cluster`, …), markdown, or ''. */
+  readonly extras: string;
 }
 
 /** bench/RESULTS.md: what was run where, the tables, and how to read them. */
@@ -169,7 +171,7 @@ ${run.streamTable}
 ## Targets
 
 ${run.targetsTable}
-
+${run.extras ? `\n${run.extras}` : ''}
 ## What the rows are
 
 - **direct** — the load generator talks straight to the fake upstream: the ceiling of this machine.
@@ -177,9 +179,11 @@ ${run.targetsTable}
   upstream: the floor of this stack (the cheapest hop a Node proxy can add). No checks at all.
 - **gateway-memory** — Tollgate with every feature on: static key (SHA-256 lookup),
   \`OpenAI-Project\` header, chat validation, limits on the key and on two team/project entries
-  (rpm, tpm, concurrency, tokensPerDay; set far above the load so they are checked, never hit),
-  token reservation and settlement, usage metering with \`forceStreamUsage\`, Prometheus metrics;
-  in-memory store.
+  (rpm, tpm, concurrency, tokensPerDay, costPerDay, costPerMonth; set far above the load so they
+  are checked, never hit), token and cost reservation and settlement, prices, usage metering with
+  \`forceStreamUsage\`, the usage ledger (a SQLite file of its own), ownership checks of the chat
+  model (\`mode: on\`), a request log line per request at \`info\` (to /dev/null), Prometheus
+  metrics; in-memory store.
 - **gateway-redis** — the same with the Redis store (a private \`redis-server\`, no persistence):
   every admission and settlement is a round trip to Redis.
 

@@ -54,18 +54,26 @@ function writeResults(tables: Tables, runSettings: string, loadAtStart: number):
   const command = `${env}npm run bench${args ? ` -- ${args}` : ''}`;
   // The soak runs `npm run soak` appended at the end are kept: this run replaces the rest.
   const soakRuns = existsSync(path) ? soakSectionOf(readFileSync(path, 'utf8')) : '';
-  writeFileSync(path, resultsDocument({ machine: describeMachine(loadAtStart), date: new Date().toISOString(), command, settings: runSettings, ...tables }) + soakRuns);
+  const extras = extraSections.join('\n');
+  writeFileSync(path, resultsDocument({ machine: describeMachine(loadAtStart), date: new Date().toISOString(), command, settings: runSettings, ...tables, extras }) + soakRuns);
   log(`wrote ${path}`);
 }
 
 const print = (heading: string, body: string): void => void process.stdout.write(`\n## ${heading}\n\n${body}\n`);
 
+/** The flag-gated sections of this run, printed as they finish and written to RESULTS.md after the main tables. */
+const extraSections: string[] = [];
+const printExtra = (heading: string, body: string): void => {
+  print(heading, body);
+  extraSections.push(`## ${heading}\n\n${body}\n`);
+};
+
 /** The flag-gated measurements, each printed as soon as it is done. */
 async function measureExtras(stack: Stack, targets: readonly Target[], settings: Settings): Promise<void> {
   const gateways = targets.filter((target) => target.name.startsWith('gateway'));
-  if (settings.connectionsSweep) print('Connections sweep: CPU per request at 1, 32 and 256 connections', await measureConnectionsSweep(targets.slice(1), settings));
-  if (settings.cluster) print(`Cluster: ${settings.workers} gateway processes sharing one port vs one process`, await measureCluster(stack, gateways, settings));
-  if (settings.soakRss) print('Memory soak: gateway RSS after 20,000 and 200,000 requests (fresh processes)', await measureSoakRss(stack, settings));
+  if (settings.connectionsSweep) printExtra('Connections sweep: CPU per request at 1, 32 and 256 connections', await measureConnectionsSweep(targets.slice(1), settings));
+  if (settings.cluster) printExtra(`Cluster: ${settings.workers} gateway processes sharing one port vs one process`, await measureCluster(stack, gateways, settings));
+  if (settings.soakRss) printExtra('Memory soak: gateway RSS after 20,000 and 200,000 requests (fresh processes)', await measureSoakRss(stack, settings));
   await measureComparisons(stack, targets, settings);
 }
 
@@ -76,9 +84,9 @@ async function measureComparisons(stack: Stack, targets: readonly Target[], sett
   if (!proxy) throw new Error('the comparisons need the main run\'s proxy target');
   const baseline = settings.baseline ? await startBaselineTargets(stack, settings.baseline) : undefined;
   const heading = (what: string): string => `${what} (${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} interleaved rounds, median)`;
-  if (baseline) print(heading('Baseline: non-streaming chat, this gateway vs another checkout\'s'), await measureBaseline(stack, proxyAndGateways, baseline, settings));
-  if (settings.ledgerCost) print(heading('Ledger cost: gateway-redis with the usage ledger on and off, non-streaming chat'), await measureLedgerCost(stack, proxy, settings));
-  if (settings.events) print(heading('Events polling: GET /v1/preview/training-jobs/{id}/events'), await measureEventsPolling(proxyAndGateways, baseline, settings));
+  if (baseline) printExtra(heading('Baseline: non-streaming chat, this gateway vs another checkout\'s'), await measureBaseline(stack, proxyAndGateways, baseline, settings));
+  if (settings.ledgerCost) printExtra(heading('Ledger cost: gateway-redis with the usage ledger on and off, non-streaming chat'), await measureLedgerCost(stack, proxy, settings));
+  if (settings.events) printExtra(heading('Events polling: GET /v1/preview/training-jobs/{id}/events'), await measureEventsPolling(proxyAndGateways, baseline, settings));
   baseline?.close();
 }
 
@@ -88,7 +96,7 @@ function printProfileSummaries(stack: Stack): void {
   for (const file of readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
     // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
     const pid = Number(file.split('.')[3]);
-    print(`CPU profile: ${stack.processNames.get(pid) ?? `cluster worker (pid ${pid})`}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
+    printExtra(`CPU profile: ${stack.processNames.get(pid) ?? `cluster worker (pid ${pid})`}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
   }
   log(`CPU profiles of the gateway processes: ${stack.profileDir}`);
 }
