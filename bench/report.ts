@@ -218,5 +218,9 @@ round by round.
   buffered the stream would show the whole stream's time here instead of one hop's.
 - **Targets** — the goals of the issue "every feature on, Redis store, at 0.7× a bare http-proxy-3
   proxy" (bench/performance-targets.ts), each with this run's value: ✓ met, ✗ not met.
+- **CPU profile** (\`--cpu-prof\`) — the top 15 self-time frames of each gateway process (and of
+  its worker threads) over the whole run, warm-up and extra measurements included; the same
+  table for the build before the performance pass, and the ratios each change was kept for, are
+  in [HISTORY.md](HISTORY.md).
 `;
 }

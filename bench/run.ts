@@ -95,8 +95,9 @@ function printProfileSummaries(stack: Stack): void {
   if (!stack.profileDir) return;
   for (const file of readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
     // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
-    const pid = Number(file.split('.')[3]);
-    printExtra(`CPU profile: ${stack.processNames.get(pid) ?? `cluster worker (pid ${pid})`}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
+    const [pid, thread] = [Number(file.split('.')[3]), file.split('.')[4]];
+    const where = `${stack.processNames.get(pid) ?? `cluster worker (pid ${pid})`}${thread === '0' ? '' : ', worker thread'}`;
+    printExtra(`CPU profile: ${where}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
   }
   log(`CPU profiles of the gateway processes: ${stack.profileDir}`);
 }
