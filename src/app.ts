@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
-import { AUTH_FAILURE_REASONS, KeyAdmin, KeySync, RuntimeKeys } from './auth/index.js';
+import { AUTH_FAILURE_REASONS, KeyAdmin, RuntimeKeys, startKeySync } from './auth/index.js';
 import { ConfigError, loadConfig, storeMode, type Config } from './config/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
 import { asGatewayError, GatewayError, writeError } from './errors.js';
@@ -84,7 +84,7 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
       await Promise.all([keySync.loadAll(), ownership.loadAll()]);
     },
   });
-  const keySync = new KeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
+  const keySync = startKeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
   const ownership = new OwnershipRegistry(handle, {
     requestTimeoutMs: config.database.requestTimeoutMs,
     refreshIntervalMs: config.database.refreshIntervalMs,

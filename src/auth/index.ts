@@ -8,7 +8,7 @@ import { sha256Hex, StaticKeyTable } from './static-keys.js';
 export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './failure.js';
 export type { Principal, ProjectRef } from './principal.js';
 export { RuntimeKeys, type RuntimeKey } from './runtime-keys.js';
-export { KeySync, type KeySyncOptions } from './key-sync.js';
+export { startKeySync, type KeySync, type KeySyncOptions } from './key-sync.js';
 export { sha256Hex } from './static-keys.js';
 export { KeyAdmin, type KeyView, type KeyWithSecret, type NewKey, type KeyChanges } from './key-admin.js';
 

@@ -1,4 +1,4 @@
-import { BatchWriter, type ResourceKind, type ResourceRecord, type StoreChange, type StoreHandle } from '../store/index.js';
+import { BatchWriter, StoreMirror, type DurableStore, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
 
 export interface RegistryOptions {
   /** The longest a request waits on the database, for a resource this instance has not heard of. */
@@ -26,19 +26,22 @@ export class OwnershipRegistry {
   private byArtifact = new Map<string, ResourceRecord>();
   /** Resources the store did not have when asked, and when: not asked again before a refresh. */
   private readonly misses = new Map<string, number>();
-  private changedDuringLoad: Set<string> | null = null;
   /** The upstream account's entity, learned from creations that named none. */
   private entity: string | undefined;
-  private readonly timer: NodeJS.Timeout;
+  private readonly mirror: StoreMirror;
   private readonly pendingRecords: BatchWriter<ResourceRecord>;
 
   constructor(
     private readonly handle: StoreHandle,
     private readonly options: RegistryOptions,
   ) {
-    handle.onChange((change) => this.onChange(change));
-    this.timer = setInterval(() => void this.loadAll(), options.refreshIntervalMs);
-    this.timer.unref();
+    this.mirror = new StoreMirror(handle, {
+      refreshIntervalMs: options.refreshIntervalMs,
+      onError: options.onDatabaseError,
+      loadAll: async (store) => this.replaceAll(await store.listResources()),
+      loadOne: (store, key) => this.reload(store, key),
+      idOf: (change) => (change.kind === 'resource' && change.resourceKind ? keyOf(change.resourceKind, change.id) : undefined),
+    });
     this.pendingRecords = new BatchWriter<ResourceRecord>({
       write: async (batch) => {
         for (const record of batch) this.put(await handle.require().recordResource(record));
@@ -59,25 +62,8 @@ export class OwnershipRegistry {
   }
 
   /** Loads every record; false (what is held stays) when the store cannot answer. */
-  async loadAll(): Promise<boolean> {
-    const store = this.handle.current;
-    if (!store) return false;
-    const changed = new Set<string>();
-    this.changedDuringLoad = changed;
-    try {
-      const records = await store.listResources();
-      this.byKey = new Map();
-      this.byArtifact = new Map();
-      this.misses.clear();
-      for (const record of records) this.put(record);
-    } catch (err) {
-      this.options.onDatabaseError(err);
-      return false;
-    } finally {
-      if (this.changedDuringLoad === changed) this.changedDuringLoad = null;
-    }
-    await Promise.all([...changed].map((key) => this.reload(key)));
-    return true;
+  loadAll(): Promise<boolean> {
+    return this.mirror.loadAll();
   }
 
   /** The owner of a resource, or undefined when none is recorded (or the database could not say in time). */
@@ -141,28 +127,22 @@ export class OwnershipRegistry {
   }
 
   async close(deadline: number): Promise<void> {
-    clearInterval(this.timer);
+    this.mirror.stop();
     await this.pendingRecords.close(deadline);
   }
 
-  private onChange(change: StoreChange): void {
-    if (change.kind === 'resync') void this.loadAll();
-    else if (change.kind === 'resource' && change.resourceKind) void this.reload(keyOf(change.resourceKind, change.id));
+  private replaceAll(records: readonly ResourceRecord[]): void {
+    this.byKey = new Map();
+    this.byArtifact = new Map();
+    this.misses.clear();
+    for (const record of records) this.put(record);
   }
 
-  private async reload(key: string): Promise<void> {
-    this.changedDuringLoad?.add(key);
-    const store = this.handle.current;
-    if (!store) return;
+  private async reload(store: DurableStore, key: string): Promise<void> {
     const colon = key.indexOf(':');
-    const kind = key.slice(0, colon) as ResourceKind;
-    try {
-      const record = await store.getResource(kind, key.slice(colon + 1));
-      if (record) this.put(record);
-      else this.remove(key);
-    } catch (err) {
-      this.options.onDatabaseError(err);
-    }
+    const record = await store.getResource(key.slice(0, colon) as ResourceKind, key.slice(colon + 1));
+    if (record) this.put(record);
+    else this.remove(key);
   }
 
   private put(record: ResourceRecord): void {

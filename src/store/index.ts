@@ -4,3 +4,4 @@ export { DatabaseUnavailableError, InvalidCursorError, KeyIdTakenError, SchemaTo
 export type { StoreLogger } from './logger.js';
 export { StoreHandle, type StoreHandleOptions } from './handle.js';
 export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';
+export { StoreMirror, type StoreMirrorOptions } from './store-mirror.js';
