@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { CHECKPOINT_LIST, EVENT_LIST } from '../test/fixtures/training-service.js';
 import { announceListening, exitWithParent } from './child-lifecycle.js';
 import { answer } from './ipc.js';
 
@@ -127,26 +128,6 @@ function answerChat(req: IncomingMessage, res: ServerResponse, raw: Buffer): voi
   stream(res, streamEvents(model, reported, STREAM_CONTENT_CHUNKS), hold);
 }
 
-const CHECKPOINTS = {
-  object: 'list',
-  data: [
-    { id: 'ckpt_01', step: 10, metrics: { loss: 0.91, reward: 0.12 } },
-    { id: 'ckpt_02', step: 20, metrics: { loss: 0.73, reward: 0.31 } },
-  ],
-  first_id: 'ckpt_01',
-  last_id: 'ckpt_02',
-  has_more: false,
-};
-const EVENTS = {
-  object: 'list',
-  data: [
-    { id: 'evt_1', type: 'training_started', data: { num_sequences: 64 } },
-    { id: 'evt_2', type: 'gradient_step', data: { loss: 0.52, grad_norm: 1.3, reward: 0.4 } },
-  ],
-  first_id: 'evt_1',
-  last_id: 'evt_2',
-  has_more: false,
-};
 const MODELS = {
   object: 'list',
   data: [
@@ -181,12 +162,12 @@ function answerOther(method: string, path: string, raw: Buffer, res: ServerRespo
   let match = /^\/v1\/preview\/models\/([^/]+)$/.exec(path);
   if (match && method === 'DELETE') return sendJson(res, 200, { model_id: match[1], deleted_checkpoints: 2, deleted_run: true });
   match = /^\/v1\/preview\/models\/([^/]+)\/checkpoints$/.exec(path);
-  if (match && method === 'GET') return sendJson(res, 200, CHECKPOINTS);
+  if (match && method === 'GET') return sendJson(res, 200, CHECKPOINT_LIST);
   if (match && method === 'DELETE') return sendJson(res, 200, { deleted_count: 1, not_found_steps: [] });
   match = /^\/v1\/preview\/models\/([^/]+)\/log$/.exec(path);
   if (match && method === 'POST') return sendJson(res, 200, {});
   match = /^\/v1\/preview\/training-jobs\/([^/]+)\/events$/.exec(path);
-  if (match && method === 'GET') return sendJson(res, 200, EVENTS);
+  if (match && method === 'GET') return sendJson(res, 200, EVENT_LIST);
   match = /^\/v1\/preview\/training-jobs\/([^/]+)$/.exec(path);
   if (match && method === 'GET') return sendJson(res, 200, { id: match[1], status: 'running' });
   sendJson(res, 404, { detail: 'Not Found' });

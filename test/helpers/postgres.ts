@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { TcpProxy } from './tcp-proxy.js';
 
 /** The maintenance database of the test server (trust auth); only ever used to create and drop test databases. */
 export const MAINTENANCE_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -57,4 +58,13 @@ export async function terminateBackends(database: TestDatabase, applicationName:
     [applicationName],
   );
   return rows.filter((row) => row.terminated).length;
+}
+
+/** A breakable relay (TcpProxy) in front of the test server, and `database`'s URL through it. */
+export async function relayTo(database: TestDatabase): Promise<{ relay: TcpProxy; url: string }> {
+  const url = new URL(database.url);
+  const relay = new TcpProxy(url.hostname, Number(url.port || 5432));
+  await relay.start();
+  url.port = String(relay.port);
+  return { relay, url: url.toString() };
 }

@@ -4,9 +4,9 @@ import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startGateway, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { createTestDatabase, relayTo, type TestDatabase } from '../../helpers/postgres.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
-import { TcpProxy } from '../../helpers/tcp-proxy.js';
+import type { TcpProxy } from '../../helpers/tcp-proxy.js';
 import { eventually } from '../../helpers/wait.js';
 
 const admin = { authorization: bearer(KEYS.admin) };
@@ -132,11 +132,9 @@ describe('a database outage', () => {
 
   beforeAll(async () => {
     [database, service, inference] = await Promise.all([createTestDatabase(), startTrainingService(), startInferenceHost()]);
-    relay = new TcpProxy('127.0.0.1', 5432);
-    await relay.start();
-    const url = new URL(database.url);
-    url.port = String(relay.port);
-    gw = await startGateway(testConfig({ service: service.url, inference: inference.url }, { database: { url: url.toString(), timeoutMs: 500 } }));
+    let url: string;
+    ({ relay, url } = await relayTo(database));
+    gw = await startGateway(testConfig({ service: service.url, inference: inference.url }, { database: { url, timeoutMs: 500 } }));
   });
   afterAll(async () => {
     await gw.close();

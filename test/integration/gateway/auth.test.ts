@@ -136,15 +136,11 @@ describe('JWT bearer tokens', () => {
     await stack.close();
   });
 
-  const sign = (claims: Record<string, unknown>, exp = '5m', audience = 'tollgate') =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'HS256' })
-      .setIssuer('https://idp.test/')
-      .setAudience(audience)
-      .setSubject('alice@acme')
-      .setIssuedAt()
-      .setExpirationTime(exp)
-      .sign(new TextEncoder().encode(secret));
+  /** A token signed with the configured secret; `exp: null` leaves the expiry claim out. */
+  const sign = (claims: Record<string, unknown>, exp: string | null = '5m', audience = 'tollgate') => {
+    const token = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://idp.test/').setAudience(audience).setSubject('alice@acme').setIssuedAt();
+    return (exp === null ? token : token.setExpirationTime(exp)).sign(new TextEncoder().encode(secret));
+  };
 
   it('accepts a valid token and attributes the request to its team and projects', async () => {
     const token = await sign({ team: 'team-j', projects: ['rl'] });
@@ -172,12 +168,7 @@ describe('JWT bearer tokens', () => {
   });
 
   it('answers 401 for a validly signed token without exp: it would never expire', async () => {
-    const token = await new SignJWT({ team: 'team-j' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setIssuer('https://idp.test/')
-      .setAudience('tollgate')
-      .setSubject('alice@acme')
-      .sign(new TextEncoder().encode(secret));
+    const token = await sign({ team: 'team-j' }, null);
     const res = await request(stack.gw.url).get('/v1/models').set('authorization', `Bearer ${token}`);
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer');
@@ -189,12 +180,7 @@ describe('JWT bearer tokens', () => {
   it('accepts a token without exp when the operator opts out (auth.jwt.requireExpiry: false)', async () => {
     const lenient = await startStack({ auth: { jwt: { secret, issuer: 'https://idp.test/', audience: 'tollgate', algorithms: ['HS256'], requireExpiry: false } } });
     try {
-      const token = await new SignJWT({ team: 'team-j' })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setIssuer('https://idp.test/')
-        .setAudience('tollgate')
-        .setSubject('alice@acme')
-        .sign(new TextEncoder().encode(secret));
+      const token = await sign({ team: 'team-j' }, null);
       expect((await request(lenient.gw.url).get('/v1/models').set('authorization', `Bearer ${token}`)).status).toBe(200);
     } finally {
       await lenient.close();

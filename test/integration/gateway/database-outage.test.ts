@@ -4,8 +4,8 @@ import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { TcpProxy } from '../../helpers/tcp-proxy.js';
+import { createTestDatabase, relayTo, type TestDatabase } from '../../helpers/postgres.js';
+import type { TcpProxy } from '../../helpers/tcp-proxy.js';
 import { eventually } from '../../helpers/wait.js';
 
 /**
@@ -24,17 +24,15 @@ describe('requests during a database outage', () => {
 
   beforeAll(async () => {
     [database, service, inference] = await Promise.all([createTestDatabase(), startTrainingService(), startInferenceHost()]);
-    relay = new TcpProxy('127.0.0.1', 5432);
-    await relay.start();
-    const url = new URL(database.url);
-    url.port = String(relay.port);
+    let url: string;
+    ({ relay, url } = await relayTo(database));
     gw = await startGateway(
       testConfig(
         { service: service.url, inference: inference.url },
         {
           // Teams share one upstream account: ownership is on (unknown resources: deny).
           upstreams: { service: { auth: { bearer: 'shared-upstream-key' } } },
-          database: { url: url.toString(), timeoutMs: 300, requestTimeoutMs: 100 },
+          database: { url, timeoutMs: 300, requestTimeoutMs: 100 },
           metering: { ledger: { maxBufferedRows: 3 } },
         },
       ),

@@ -12,8 +12,7 @@ import { freePort } from '../../helpers/ports.js';
 import { KEY_ENTRIES, KEYS, bearer } from '../../helpers/keys.js';
 import { startGatewayProcess, writeTempConfig } from '../../helpers/process.js';
 import { openHeldChat } from '../../helpers/raw-http.js';
-import { createTestDatabase } from '../../helpers/postgres.js';
-import { TcpProxy } from '../../helpers/tcp-proxy.js';
+import { createTestDatabase, relayTo } from '../../helpers/postgres.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -133,13 +132,10 @@ describe('one shutdown deadline', () => {
 
   it('fits draining and the ledger flush together in one shutdownGraceMs, even with the database gone', async () => {
     const database = await createTestDatabase();
-    const relay = new TcpProxy('127.0.0.1', 5432);
-    await relay.start();
-    const databaseUrl = new URL(database.url);
-    databaseUrl.port = String(relay.port);
+    const { relay, url: databaseUrl } = await relayTo(database);
     const port = await freePort();
     const graceMs = 2000;
-    const yaml = configYaml(true).replace('shutdownGraceMs: 5000', `shutdownGraceMs: ${graceMs}`) + `database: { url: "${databaseUrl.toString()}" }\n`;
+    const yaml = configYaml(true).replace('shutdownGraceMs: 5000', `shutdownGraceMs: ${graceMs}`) + `database: { url: "${databaseUrl}" }\n`;
     const proc = startGatewayProcess({ TOLLGATE_CONFIG: writeTempConfig(yaml), PORT: String(port), SERVICE_URL: service.url });
     try {
       await proc.waitFor('tollgate listening');

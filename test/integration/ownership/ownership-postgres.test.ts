@@ -4,8 +4,8 @@ import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { TcpProxy } from '../../helpers/tcp-proxy.js';
+import { createTestDatabase, relayTo, type TestDatabase } from '../../helpers/postgres.js';
+import type { TcpProxy } from '../../helpers/tcp-proxy.js';
 import { eventually } from '../../helpers/wait.js';
 import { describeOwnership, describeProjectScope, jobBody, type OwnershipStore } from './ownership-behaviour.js';
 
@@ -35,14 +35,12 @@ describe('ownership across two instances on one PostgreSQL', () => {
 
   beforeAll(async () => {
     [database, service, inference] = await Promise.all([createTestDatabase(), startTrainingService(), startInferenceHost()]);
-    relay = new TcpProxy('127.0.0.1', 5432);
-    await relay.start();
-    const throughRelay = new URL(database.url);
-    throughRelay.port = String(relay.port);
+    let throughRelay: string;
+    ({ relay, url: throughRelay } = await relayTo(database));
     const config = (url: string) =>
       testConfig({ service: service.url, inference: inference.url }, { upstreams: { service: { auth: { bearer: 'shared' } } }, database: { url, refreshIntervalMs: 60_000 } });
     a = await startGateway(config(database.url));
-    b = await startGateway(config(throughRelay.toString()));
+    b = await startGateway(config(throughRelay));
   });
   afterAll(async () => {
     await Promise.all([a.close(), b.close()]);

@@ -2,10 +2,10 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, openDurableStore, type DurableStore } from '../../../src/store/index.js';
 import { freePort } from '../../helpers/ports.js';
-import { createTestDatabase, terminateBackends, type TestDatabase } from '../../helpers/postgres.js';
+import { createTestDatabase, terminateBackends, relayTo, type TestDatabase } from '../../helpers/postgres.js';
 import { eventually } from '../../helpers/wait.js';
 import { ChangeRecorder, digest, keyRecord, rejection } from './store-fixtures.js';
-import { TcpProxy } from '../../helpers/tcp-proxy.js';
+import type { TcpProxy } from '../../helpers/tcp-proxy.js';
 
 let database: TestDatabase;
 let proxy: TcpProxy;
@@ -13,9 +13,7 @@ const open: DurableStore[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const target = new URL(database.url);
-  proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-  await proxy.start();
+  ({ relay: proxy } = await relayTo(database));
 });
 
 afterEach(async () => {
