@@ -11,6 +11,7 @@ import { createGatewayServer } from '../../src/server.js';
 import { startInferenceHost } from '../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../fixtures/training-service.js';
 import { ADMIN_ENTRIES, KEY_ENTRIES } from './keys.js';
+import { REPLY_SILENCE_MS } from './redis.js';
 
 export interface RunningGateway {
   readonly url: string;
@@ -35,6 +36,8 @@ export function testConfig(upstreams: { service: string; inference: string }, ov
     upstreams: { service: { url: upstreams.service, timeoutMs: 2000 }, inference: { url: upstreams.inference, timeoutMs: 2000 } },
     auth: { keys: KEY_ENTRIES, admin: { keys: ADMIN_ENTRIES } },
     database: { path: tempDatabasePath() },
+    // Used only when a test names a Redis; see REPLY_SILENCE_MS.
+    redis: { commandTimeoutMs: REPLY_SILENCE_MS },
     logging: { level: 'silent' },
   };
   return validateConfig(mergeDeep(base, overrides), 'test config');

@@ -5,6 +5,15 @@ import { join } from 'node:path';
 import { createConnection } from 'node:net';
 import { freePort } from './ports.js';
 
+/**
+ * `redis.commandTimeoutMs` for tests that are not about a silent Redis. The product's 100 ms
+ * default is right for production, but on a 2-core CI machine running the whole suite a
+ * redis-server waits its turn for a core: measured 171–183 ms without a reply during a
+ * 300-request burst, which in `open` mode sends part of the burst to the per-instance fallback
+ * (CI saw 104 of rpm 100 admitted). Tests of silence and stalls set their own, short, value.
+ */
+export const REPLY_SILENCE_MS = 2000;
+
 /** A private redis-server for one test file: never the shared one on 6379. */
 export interface TestRedis {
   readonly port: number;

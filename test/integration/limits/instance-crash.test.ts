@@ -5,7 +5,7 @@ import { startTrainingService, type FakeUpstream } from '../../fixtures/training
 import { freePort } from '../../helpers/ports.js';
 import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
 import { openHeldChat } from '../../helpers/raw-http.js';
-import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { REPLY_SILENCE_MS, startRedis, type TestRedis } from '../../helpers/redis.js';
 import { eventually } from '../../helpers/wait.js';
 
 /**
@@ -33,7 +33,7 @@ upstreams:
 auth:
   keys: [{ id: crash-key, sha256: "${digest(KEY)}", team: team-c, limits: { concurrency: 1 } }]
 rateLimits: { concurrencyLeaseMs: 1500 }
-redis: { url: "${redis.url}" }
+redis: { url: "${redis.url}", commandTimeoutMs: ${REPLY_SILENCE_MS} }
 `);
     for (let i = 0; i < 2; i++) {
       const port = await freePort();

@@ -5,6 +5,7 @@ import { createLimiter, createLimitStore, type Admission, type AdmissionRequest,
 import { decodeScopeNumbers, type ScopeNumbers } from '../../../src/limits/redis-scripts.js';
 import { RedisStore } from '../../../src/limits/redis-store.js';
 import { connectRedis } from '../../../src/redis/index.js';
+import { REPLY_SILENCE_MS } from '../../helpers/redis.js';
 import type { Redis } from 'ioredis';
 
 /** What a test may vary in the config; everything else is the schema's default. */
@@ -14,6 +15,7 @@ export interface LimitSettings {
   readonly redisUrl?: string;
   readonly cluster?: string[];
   readonly keyPrefix?: string;
+  /** Default REPLY_SILENCE_MS: only tests of a silent Redis want the product's short deadline. */
   readonly commandTimeoutMs?: number;
 }
 
@@ -25,7 +27,7 @@ export function limitsConfig(settings: LimitSettings = {}): Config {
       url: settings.redisUrl ?? '',
       cluster: settings.cluster,
       keyPrefix: settings.keyPrefix ?? 'tollgate:',
-      commandTimeoutMs: settings.commandTimeoutMs,
+      commandTimeoutMs: settings.commandTimeoutMs ?? REPLY_SILENCE_MS,
     },
   });
 }

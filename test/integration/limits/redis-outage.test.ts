@@ -22,6 +22,9 @@ afterAll(async () => {
   await redis.stop();
 });
 
+/** The product's default reply deadline: the tests of a Redis that hangs or stalls rely on it. */
+const SILENCE_MS = 100;
+
 const connected = (l: Limiter) => vi.waitFor(() => expect(l.storeConnected()).toBe(true), { timeout: 10_000, interval: 20 });
 
 /** Admits and measures: an outage must answer at once (here: well within a generous 1 s). */
@@ -72,7 +75,7 @@ describe('Redis outage', () => {
 
   it('stops waiting for a Redis that hangs after the command timeout and serves from the fallback', async () => {
     const events = recordEvents();
-    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'hang:', onStoreError: 'open' }), events);
+    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'hang:', onStoreError: 'open', commandTimeoutMs: SILENCE_MS }), events);
     await connected(limiter);
     const ciBot = keyPrincipal('ci-bot', { rpm: 3 });
     const inspect = new Redis(redis.url);
@@ -137,7 +140,7 @@ describe('Redis after a stall longer than the reply deadline', () => {
     ['open', ['admitted', 'admitted', 'admitted', 'rate_limit_exceeded', 'rate_limit_exceeded']],
   ] as const)('converges to what Redis holds in %s mode: the stalled admissions charge nothing there afterwards', async (mode, during) => {
     const prefix = `stall-${mode}:`;
-    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: prefix, onStoreError: mode }), recordEvents());
+    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: prefix, onStoreError: mode, commandTimeoutMs: SILENCE_MS }), recordEvents());
     await connected(limiter);
     const ciBot = keyPrincipal('ci-bot', { concurrency: 3, rpm: 10 });
     const inspect = new Redis(redis.url);
