@@ -1,9 +1,8 @@
-const CONTENT_KEY = Buffer.from('"content"');
+import { jsonKey, nextKeyValue } from './json-scan.js';
+
+const CONTENT_KEY = jsonKey('content');
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-
-const isJsonSpace = (byte: number | undefined): boolean => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
 
 /**
  * Bytes of generated text in one SSE chunk: the length of the first `"content"` string value
@@ -11,23 +10,13 @@ const isJsonSpace = (byte: number | undefined): boolean => byte === 0x20 || byte
  * carries none. What an aborted stream is charged by when it never got to its usage chunk.
  */
 export function contentBytes(event: Buffer): number {
-  let at = event.indexOf(CONTENT_KEY);
-  while (at !== -1) {
-    let i = at + CONTENT_KEY.length;
-    while (isJsonSpace(event[i])) i++;
-    if (event[i] === COLON) {
-      i++;
-      while (isJsonSpace(event[i])) i++;
-      if (event[i] !== QUOTE) return 0;
-      const start = i + 1;
-      for (let j = start; j < event.length; j++) {
-        const byte = event[j];
-        if (byte === BACKSLASH) j++;
-        else if (byte === QUOTE) return j - start;
-      }
-      return event.length - start;
-    }
-    at = event.indexOf(CONTENT_KEY, i);
+  const i = nextKeyValue(event, CONTENT_KEY);
+  if (i === -1 || event[i] !== QUOTE) return 0;
+  const start = i + 1;
+  for (let j = start; j < event.length; j++) {
+    const byte = event[j];
+    if (byte === BACKSLASH) j++;
+    else if (byte === QUOTE) return j - start;
   }
-  return 0;
+  return event.length - start;
 }

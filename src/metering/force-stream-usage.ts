@@ -1,3 +1,5 @@
+import { skipJsonSpace } from './json-scan.js';
+
 const INSERTED = Buffer.from('"stream_options":{"include_usage":true},');
 const OPEN_BRACE = 0x7b;
 
@@ -10,8 +12,7 @@ export interface ForcedBody {
 
 /** Offset of the body's opening `{` (after JSON whitespace or a UTF-8 BOM), or -1. */
 function openingBrace(raw: Buffer): number {
-  let i = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? 3 : 0;
-  while (raw[i] === 0x20 || raw[i] === 0x09 || raw[i] === 0x0a || raw[i] === 0x0d) i++;
+  const i = skipJsonSpace(raw, raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? 3 : 0);
   return raw[i] === OPEN_BRACE ? i : -1;
 }
 

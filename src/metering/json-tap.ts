@@ -1,4 +1,5 @@
 import { NOTHING_SEEN, type ResponseTap, type TapResult } from './tap.js';
+import { skipJsonSpace } from './json-scan.js';
 import { readUsage, scanReply } from './usage.js';
 
 /** Keeps references to a non-stream reply's chunks (up to a bound) and reads its usage and model at the end. */
@@ -25,8 +26,7 @@ export class JsonTap implements ResponseTap {
     // Most replies arrive in one chunk: decode it in place rather than concat a copy first.
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.bytes);
     // Only a JSON object is a reply (an array or a bare value quoting "usage" is not).
-    const first = body.findIndex((byte) => byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09);
-    if (body[first] !== 0x7b) return NOTHING_SEEN;
+    if (body[skipJsonSpace(body, 0)] !== 0x7b) return NOTHING_SEEN;
     const reply = scanReply(body);
     const usage = readUsage(reply.usage);
     return { ...NOTHING_SEEN, usage: usage === 'invalid' ? null : usage, invalidUsage: usage === 'invalid', model: reply.model };

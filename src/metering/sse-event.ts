@@ -1,7 +1,6 @@
-const USAGE_KEY = Buffer.from('"usage"');
-const COLON = 0x3a;
+import { jsonKey, nextKeyValue } from './json-scan.js';
 
-const isJsonSpace = (byte: number | undefined): boolean => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+const USAGE_KEY = jsonKey('usage');
 
 /**
  * Cheap pre-check on raw event bytes: true when a `"usage"` key is followed by something other
@@ -10,17 +9,9 @@ const isJsonSpace = (byte: number | undefined): boolean => byte === 0x20 || byte
  * only be a key or a whole string value (then no colon follows). False positives only cost a parse.
  */
 export function mayCarryUsage(event: Buffer): boolean {
-  let at = event.indexOf(USAGE_KEY);
-  while (at !== -1) {
-    let i = at + USAGE_KEY.length;
-    while (isJsonSpace(event[i])) i++;
-    if (event[i] === COLON) {
-      i++;
-      while (isJsonSpace(event[i])) i++;
-      const isNull = event[i] === 0x6e && event[i + 1] === 0x75 && event[i + 2] === 0x6c && event[i + 3] === 0x6c;
-      if (!isNull) return true;
-    }
-    at = event.indexOf(USAGE_KEY, i);
+  for (let i = nextKeyValue(event, USAGE_KEY); i !== -1; i = nextKeyValue(event, USAGE_KEY, i)) {
+    const isNull = event[i] === 0x6e && event[i + 1] === 0x75 && event[i + 2] === 0x6c && event[i + 3] === 0x6c;
+    if (!isNull) return true;
   }
   return false;
 }

@@ -1,3 +1,5 @@
+import { jsonKey, lastKeyValue, nextKeyValue, valueEnd } from './json-scan.js';
+
 /** Token counts as the upstream reports them in `usage`. */
 export interface Usage {
   prompt_tokens: number;
@@ -46,51 +48,9 @@ export function parseJsonOrUndefined(text: string): unknown {
 }
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-/**
- * Where the value of the JSON key `name` starts in `body` (the first byte after the colon and
- * any whitespace), searching from the end (`fromEnd`) or the start; -1 when absent. A match
- * counts only as a key: an unescaped `"name"` followed by `:` cannot be inside a string
- * (quotes there are escaped), so text that quotes the key name is never taken for it.
- */
-function valueStart(body: Buffer, name: string, fromEnd: boolean): number {
-  const needle = `"${name}"`;
-  let at = fromEnd ? body.lastIndexOf(needle) : body.indexOf(needle);
-  while (at >= 0) {
-    let next = at + needle.length;
-    while (next < body.length && (body[next] === 0x20 || body[next] === 0x0a || body[next] === 0x0d || body[next] === 0x09)) next += 1;
-    if (body[next] === 0x3a && (at === 0 || body[at - 1] !== BACKSLASH)) {
-      next += 1;
-      while (next < body.length && (body[next] === 0x20 || body[next] === 0x0a || body[next] === 0x0d || body[next] === 0x09)) next += 1;
-      return next;
-    }
-    at = fromEnd ? body.lastIndexOf(needle, at - 1) : body.indexOf(needle, at + 1);
-  }
-  return -1;
-}
-
-/** The end (exclusive) of the JSON object or string starting at `start`, or -1 when it does not end in `body`. */
-function valueEnd(body: Buffer, start: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < body.length; i++) {
-    const byte = body[i]!;
-    if (inString) {
-      if (byte === BACKSLASH) i += 1;
-      else if (byte === QUOTE) {
-        inString = false;
-        if (depth === 0) return i + 1;
-      }
-    } else if (byte === QUOTE) inString = true;
-    else if (byte === 0x7b) depth += 1;
-    else if (byte === 0x7d) {
-      depth -= 1;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return -1;
-}
+const OPEN_BRACE = 0x7b;
+const USAGE_KEY = jsonKey('usage');
+const MODEL_KEY = jsonKey('model');
 
 /**
  * A JSON reply's `usage` object and `model` string, read without parsing the whole reply:
@@ -99,13 +59,13 @@ function valueEnd(body: Buffer, start: number): number {
  */
 export function scanReply(body: Buffer): { usage: unknown; model: string | null } {
   let usage: unknown;
-  const usageAt = valueStart(body, 'usage', true);
-  if (usageAt >= 0 && body[usageAt] === 0x7b) {
+  const usageAt = lastKeyValue(body, USAGE_KEY);
+  if (usageAt >= 0 && body[usageAt] === OPEN_BRACE) {
     const end = valueEnd(body, usageAt);
     if (end > 0) usage = parseJsonOrUndefined(body.toString('utf8', usageAt, end));
   }
   let model: string | null = null;
-  const modelAt = valueStart(body, 'model', false);
+  const modelAt = nextKeyValue(body, MODEL_KEY);
   if (modelAt >= 0 && body[modelAt] === QUOTE) {
     const end = valueEnd(body, modelAt);
     const value = end > 0 ? parseJsonOrUndefined(body.toString('utf8', modelAt, end)) : undefined;
