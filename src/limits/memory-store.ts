@@ -1,5 +1,4 @@
-import { limitKind } from './kinds.js';
-import type { Check, LimitStore, Outcome } from './store.js';
+import { isInflight, type Check, type LimitStore, type Outcome } from './store.js';
 
 /** A windowed counter: units used, and when its window ends (epoch ms). */
 interface Counter {
@@ -15,8 +14,6 @@ interface ScopeState {
 
 /** How often ended windows and idle scopes are dropped, so memory follows the live scopes. */
 const SWEEP_INTERVAL_MS = 60_000;
-
-const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
 
 /**
  * Limits of one gateway instance: the store when no Redis is configured, and the fallback

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
-import { limitIndex, limitKind } from './kinds.js';
+import { limitIndex } from './kinds.js';
 import { LIMITS_SCRIPT } from './redis-scripts.js';
-import { StoreUnavailableError, type Check, type LimitStore, type Outcome } from './store.js';
+import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome } from './store.js';
 
 /** The script, once defined on the connection (ioredis runs EVALSHA and reloads on NOSCRIPT). */
 interface ScriptCommands {
@@ -34,8 +34,6 @@ function packDoubles(numbers: readonly number[]): Buffer {
   for (let i = 0; i < numbers.length; i++) buffer.writeDoubleLE(numbers[i]!, i * 8);
   return buffer;
 }
-
-const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
 
 /** `<prefix>{team}:…` → `{team}`: keys with the same tag share a Cluster slot, so one script may take them. */
 function hashTag(key: string): string {

@@ -1,4 +1,4 @@
-import type { LimitName } from './kinds.js';
+import { limitKind, type LimitName } from './kinds.js';
 
 /** Who a limit belongs to: the caller (static key or JWT subject) or its team/project. */
 export type LimitScope = 'key' | 'project';
@@ -25,6 +25,9 @@ export interface Check {
   /** The scope's record in the store (a Redis hash), under `redis.keyPrefix`. */
   readonly key: string;
 }
+
+/** An in-flight (concurrency) check: a slot held until the request finishes, not a counter in a window. */
+export const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
 
 /** What the store saw, per check (same order as the checks). */
 export interface Outcome {
