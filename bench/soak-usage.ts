@@ -1,3 +1,4 @@
+import { utcDay } from '../src/calendar.js';
 import { ADMIN_KEY, METRICS_TOKEN } from './soak-gateway.js';
 import type { ExpectedRow } from './soak-traffic.js';
 import type { UpstreamTally } from './soak-upstream.js';
@@ -46,7 +47,6 @@ export interface UsageReconciliation {
 }
 
 const KEPT_EXAMPLES = 10;
-const utcDay = (date: Date): string => date.toISOString().slice(0, 10);
 
 async function getJson<T>(url: string): Promise<T> {
   const response = await fetch(url, { headers: { authorization: `Bearer ${ADMIN_KEY.secret}` } });
@@ -77,7 +77,7 @@ function metricSum(exposition: string, name: string): number {
 }
 
 export async function reconcileUsage(baseUrl: string, since: Date, expected: ReadonlyMap<string, ExpectedRow>, upstream: UpstreamTally): Promise<UsageReconciliation> {
-  const days = `from=${utcDay(since)}&to=${utcDay(new Date())}`;
+  const days = `from=${utcDay(since.getTime())}&to=${utcDay()}`;
   const rows = await readLedger(baseUrl, days);
   const upstreamUsage = new Map(upstream.usage);
   const examples: string[] = [];

@@ -1,6 +1,6 @@
 /**
- * UTC calendar arithmetic shared by limits (daily and monthly windows), metering (the day a
- * request is recorded under) and the admin API (day ranges). All of it is UTC: a budget or a
+ * UTC calendar arithmetic shared by limits (daily and monthly windows), the ledger's retention
+ * and the admin API (day ranges). All of it is UTC: a budget or a
  * report never depends on where a gateway instance runs.
  */
 
@@ -11,11 +11,6 @@ const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** The UTC day (`YYYY-MM-DD`) of an instant. */
 export function utcDay(ms: number = Date.now()): string {
   return new Date(ms).toISOString().slice(0, 10);
-}
-
-/** The UTC month (`YYYY-MM`) of an instant. */
-export function utcMonth(ms: number = Date.now()): string {
-  return new Date(ms).toISOString().slice(0, 7);
 }
 
 /** Midnight UTC of a `YYYY-MM-DD` day in ms, or NaN when it is not a real calendar day. */
@@ -37,30 +32,3 @@ export function msToUtcMonthEnd(now: number): number {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) - now;
 }
 
-/**
- * The current UTC day and month labels, formatted once per day rather than per request (the
- * hot path asks for them on every admission and every usage record).
- */
-export class UtcLabels {
-  private dayNumber = Number.NaN;
-  private dayLabel = '';
-  private monthLabel = '';
-
-  private refresh(now: number): void {
-    const dayNumber = Math.floor(now / DAY_MS);
-    if (dayNumber === this.dayNumber) return;
-    this.dayNumber = dayNumber;
-    this.dayLabel = utcDay(dayNumber * DAY_MS);
-    this.monthLabel = this.dayLabel.slice(0, 7);
-  }
-
-  day(now: number): string {
-    this.refresh(now);
-    return this.dayLabel;
-  }
-
-  month(now: number): string {
-    this.refresh(now);
-    return this.monthLabel;
-  }
-}

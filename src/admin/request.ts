@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { z } from 'zod';
-import { dayStart } from '../calendar.js';
+import { DAY_MS, dayStart } from '../calendar.js';
 import { GatewayError } from '../errors.js';
 
 /** The path of a zod issue as a `param` names it: `limits.rpm`, `projects[1]`. */
@@ -56,7 +56,7 @@ export function requiredDay(query: Record<string, unknown>, name: string): strin
 export function dayRange(query: Record<string, unknown>, maxDays: number): { from: string; to: string } {
   const from = requiredDay(query, 'from');
   const to = requiredDay(query, 'to');
-  const span = (dayStart(to) - dayStart(from)) / 86_400_000 + 1;
+  const span = (dayStart(to) - dayStart(from)) / DAY_MS + 1;
   if (span < 1) throw invalidQuery('from', `Query parameter "from" (${from}) is after "to" (${to}).`);
   if (span > maxDays) throw invalidQuery('to', `The range from ${from} to ${to} covers ${span} days; at most ${maxDays} are allowed.`);
   return { from, to };

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
-import { msToUtcMidnight, msToUtcMonthEnd } from '../calendar.js';
+import { DAY_MS, msToUtcMidnight, msToUtcMonthEnd } from '../calendar.js';
 import { counterLimit, LIMIT_KINDS, type LimitKind, type LimitName, type LimitSet } from './kinds.js';
 import type { Check, LimitScope } from './store.js';
 
@@ -86,7 +86,7 @@ class MonthEnd {
   private end = Number.NEGATIVE_INFINITY;
 
   msLeft(now: number): number {
-    if (now >= this.end || now < this.end - 32 * 86_400_000) this.end = now + msToUtcMonthEnd(now);
+    if (now >= this.end || now < this.end - 32 * DAY_MS) this.end = now + msToUtcMonthEnd(now);
     return this.end - now;
   }
 }
