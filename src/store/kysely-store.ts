@@ -22,8 +22,8 @@ export interface StoreBackend {
   readonly appliedMigrations: readonly number[];
   /** Turns a driver failure into DatabaseUnavailableError when it means "cannot answer". */
   readonly classifyFailure: (error: unknown) => unknown;
-  /** The backend's own way to insert ledger rows (SQLite: a prepared statement), if it has one. */
-  readonly insertLedgerValues?: LedgerInserter;
+  /** The backend's own way to insert ledger rows (SQLite: a prepared statement; PostgreSQL: `unnest`). */
+  readonly insertLedgerValues: LedgerInserter;
   /** Releases what the backend owns beyond the Kysely instance (LISTEN connection). */
   readonly release: () => Promise<void>;
 }

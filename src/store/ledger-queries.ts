@@ -6,8 +6,8 @@ import { isoInstant, ledgerRowFrom } from './rows.js';
 import type { Database, LedgerTable } from './schema.js';
 import { dayRange } from './utc-days.js';
 
-/** Rows per INSERT: 16 parameters each stays under SQLite's 32766 and PostgreSQL's 65535. */
-const INSERT_CHUNK = 1000;
+/** Ids per lookup of the rows an insert found taken: one parameter each, far under SQLite's 32766 and PostgreSQL's 65535. */
+const LOOKUP_CHUNK = 1000;
 /** Rows per retention DELETE: each statement stays well inside the call bound (SQLite: blocks the event loop briefly). */
 const DELETE_CHUNK = { postgres: 10_000, sqlite: 500 } as const;
 export const MAX_PAGE = 1000;
@@ -45,26 +45,12 @@ export const LEDGER_COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof LedgerTable>;
 
 /**
- * Inserts rows under their own request ids, skipping taken ids; answers the ids it wrote. A
- * backend may bring its own (SQLite: one prepared statement run per row, about half the CPU
- * of compiling a multi-row INSERT for every batch; the gateway pays it on its event loop).
+ * Inserts rows under their own request ids, skipping taken ids; answers the ids it wrote. Each
+ * backend brings its own (SQLite: one prepared statement run per row; PostgreSQL: one `unnest`
+ * statement per batch): compiling a multi-row INSERT for every batch cost about as much CPU as
+ * the database's own work, and the gateway pays it on its event loop.
  */
 export type LedgerInserter = (trx: Kysely<Database>, values: ReadonlyArray<Insertable<LedgerTable>>) => Promise<Set<string>>;
-
-/** The portable inserter: multi-row INSERT … ON CONFLICT DO NOTHING RETURNING, in chunks. */
-const insertWithBuilder: LedgerInserter = async (trx, values) => {
-  const written = new Set<string>();
-  for (let i = 0; i < values.length; i += INSERT_CHUNK) {
-    const result = await trx
-      .insertInto('ledger')
-      .values(values.slice(i, i + INSERT_CHUNK))
-      .onConflict((oc) => oc.column('request_id').doNothing())
-      .returning('request_id')
-      .execute();
-    for (const { request_id } of result) written.add(request_id);
-  }
-  return written;
-};
 
 /** Repeats of one x-request-id recorded apart: `<id>#2`, `<id>#3`, … up to this many. */
 const MAX_REPEATS = 1000;
@@ -86,7 +72,7 @@ export async function insertLedger(
   trx: Kysely<Database>,
   dialect: SqlDialect,
   rows: readonly LedgerRow[],
-  insertValues: LedgerInserter = insertWithBuilder,
+  insertValues: LedgerInserter,
 ): Promise<number> {
   let inserted = 0;
   let pending = rows;
@@ -107,8 +93,8 @@ export async function insertLedger(
     if (conflicts.length === 0) break;
     const stored = new Map<string, LedgerRow>();
     const conflictIds = [...new Set(conflicts.map((c) => c.id))];
-    for (let i = 0; i < conflictIds.length; i += INSERT_CHUNK) {
-      const found = await trx.selectFrom('ledger').selectAll().where('request_id', 'in', conflictIds.slice(i, i + INSERT_CHUNK)).execute();
+    for (let i = 0; i < conflictIds.length; i += LOOKUP_CHUNK) {
+      const found = await trx.selectFrom('ledger').selectAll().where('request_id', 'in', conflictIds.slice(i, i + LOOKUP_CHUNK)).execute();
       for (const row of found) stored.set(row.request_id, ledgerRowFrom(row));
     }
     pending = conflicts.filter(({ row, id }) => !sameRow(stored.get(id), row)).map(({ row }) => row);
