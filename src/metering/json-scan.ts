@@ -10,7 +10,7 @@ const COLON = 0x3a;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
-export const isJsonSpace = (byte: number | undefined): boolean => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+const isJsonSpace = (byte: number | undefined): boolean => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
 
 /** The first index at or after `i` that is not JSON whitespace (`bytes.length` when none is). */
 export function skipJsonSpace(bytes: Buffer, i: number): number {
