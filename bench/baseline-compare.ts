@@ -19,7 +19,7 @@ export const STORE_PAIRINGS: readonly Pairing[] = [
 /** Rows of this gateway configured like the baseline's target: what the same work costs now. */
 const LIKE_FOR_LIKE = { memory: 'gateway-memory, baseline features', redis: 'gateway-redis, baseline features' } as const;
 
-export const LIKE_FOR_LIKE_PAIRINGS: readonly Pairing[] = [
+const LIKE_FOR_LIKE_PAIRINGS: readonly Pairing[] = [
   { label: 'memory, same features', row: LIKE_FOR_LIKE.memory, base: 'baseline-memory' },
   { label: 'redis, same features', row: LIKE_FOR_LIKE.redis, base: 'baseline-redis' },
 ];

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startProcess, startRedis } from './children.js';
+import { benchModuleUrl, runsFromSources, startProcess, startRedis } from './children.js';
 import { log } from './log.js';
 import { checkAccepted, type Target } from './measure.js';
 import { RedisProbe } from './redis-stats.js';
@@ -39,8 +39,7 @@ export interface BaselineTargets {
 }
 
 // Our probe is .ts when this run itself goes through tsx: the child then needs tsx too.
-const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-const PROBE = pathToFileURL(join(import.meta.dirname, `baseline-probe${extension}`)).href;
+const PROBE = benchModuleUrl('baseline-probe');
 
 function newestFileTime(dir: string): number {
   if (!existsSync(dir)) return 0;
@@ -115,7 +114,7 @@ export function inspectCheckout(dir: string): BaselineCheckout {
   const compiled = existsSync(compiledEntry) && statSync(compiledEntry).mtimeMs >= Math.max(newestFileTime(join(dir, 'src')), newestFileTime(join(dir, 'bench')));
   if (!compiled && !existsSync(sourceEntry)) throw new Error(`--baseline ${dir}: neither dist/bench/target.js nor bench/target.ts`);
   const entry = compiled ? compiledEntry : sourceEntry;
-  const needsTsx = !compiled || extension === '.ts';
+  const needsTsx = !compiled || runsFromSources;
   const theirs = workloadHeaders(dir, compiled);
   const headers = theirs ?? REQUEST_HEADERS;
   const revision = revisionOf(dir);

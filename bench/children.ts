@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ListeningMessage } from './child-lifecycle.js';
 
 /**
@@ -22,13 +23,19 @@ const live = new Set<ChildProcess>();
 let interrupted = false;
 
 /** True once a signal asked the run to stop (errors after that are expected, not news). */
-export function wasInterrupted(): boolean {
+function wasInterrupted(): boolean {
   return interrupted;
 }
 const tempDirs = new Set<string>();
 
 // Children are .js next to this file when built, .ts when run through tsx (fork keeps execArgv).
-const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+export const runsFromSources = import.meta.url.endsWith('.ts');
+const extension = runsFromSources ? '.ts' : '.js';
+
+/** The file URL of bench/<name> as this run has it (.ts or .js): what a child process is given to `--import`. */
+export function benchModuleUrl(name: string): string {
+  return pathToFileURL(join(import.meta.dirname, name + extension)).href;
+}
 
 function track(child: ChildProcess): void {
   live.add(child);
@@ -101,7 +108,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function waitForPort(port: number, deadline: number): Promise<void> {
+/** Resolves once something accepts connections on the loopback port; rejects after `deadline` (epoch ms). */
+export function waitForPort(port: number, deadline: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const attempt = (): void => {
       const socket = createConnection({ port, host: '127.0.0.1' });
@@ -192,5 +200,18 @@ export function killChildrenOnExit(): void {
   process.once('uncaughtException', (err) => {
     process.stderr.write(`bench: ${err.stack ?? String(err)}\n`);
     void stopAll().finally(() => process.exit(1));
+  });
+}
+
+/**
+ * Runs a command's main(): a failure that no interruption explains is printed with `name`
+ * (`bench`, `soak`), every child is stopped, and the process exits 1.
+ */
+export function runMain(name: string, main: () => Promise<void>): void {
+  main().catch(async (err: unknown) => {
+    if (wasInterrupted()) return;
+    process.stderr.write(`${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    await stopAll();
+    process.exit(1);
   });
 }

@@ -3,7 +3,7 @@ import { measureRounds, warmUp, type Target, type TargetRounds } from './measure
 import { int, micros, ms, ratio } from './report.js';
 import type { Settings } from './settings.js';
 import { startGatewayTarget, type Stack, type Store } from './stack.js';
-import { cpuPerRequest, medianOf, p50, p99, redisCpuPerRequest, requestsPerSec, roundRatio } from './figures.js';
+import { cpuPerRequest, failuresOf, medianOf, p50, p99, redisCpuPerRequest, requestsPerSec, roundRatio } from './figures.js';
 
 /**
  * `--cluster`: what one gateway process per core gives on this machine. For each store, the
@@ -20,7 +20,7 @@ function clusterTable(rows: readonly TargetRounds[], singleOf: ReadonlyMap<strin
   ];
   for (const row of rows) {
     const single = singleOf.get(row.name) ?? row.name;
-    const failures = row.rounds.reduce((sum, s) => sum + s.failures, 0);
+    const failures = failuresOf(row);
     lines.push(
       `| ${row.name} | ${single === row.name ? 1 : `${workers} + primary`} | ${int(medianOf(row, requestsPerSec))} | ${ms(medianOf(row, p50))} | ${ms(medianOf(row, p99))} | ` +
         `${ratio(roundRatio(rows, row, single, requestsPerSec))} | ${ratio(roundRatio(rows, row, single, p99))} | ` +

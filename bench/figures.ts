@@ -17,6 +17,9 @@ export const cpuPerRequest: Pick = (s) => (s.cpuMicros === undefined ? Number.Na
 export const redisCallsPerRequest: Pick = (s) => (s.redis ? totalCalls(s.redis) / s.requests : Number.NaN);
 export const redisCpuPerRequest: Pick = (s) => (s.redis ? s.redis.cpuMicros / s.requests : Number.NaN);
 
+/** Failed requests over all rounds of a row. */
+export const failuresOf = (row: TargetRounds): number => row.rounds.reduce((sum, s) => sum + s.failures, 0);
+
 export function medianOf(row: TargetRounds, pick: Pick): number {
   return median(row.rounds.map(pick));
 }
@@ -25,24 +28,25 @@ export function findRow(rows: readonly TargetRounds[], name: string): TargetRoun
   return rows.find((row) => row.name === name);
 }
 
-/** Median over rounds of target/base, each round's pair measured side by side. */
-export function roundRatio(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: Pick): number {
+/** `combine(target, base)` of one figure in each round, in round order; empty without a base row. */
+function byRound(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: Pick, combine: (a: number, b: number) => number): number[] {
   const reference = findRow(rows, base);
-  if (!reference) return Number.NaN;
-  return median(target.rounds.map((sample, i) => pick(sample) / pick(reference.rounds[i]!)));
+  return reference ? target.rounds.map((sample, i) => combine(pick(sample), pick(reference.rounds[i]!))) : [];
 }
 
 /** target/base in each round, in round order (the spread behind a roundRatio); empty without a base row. */
 export function ratiosByRound(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: Pick): number[] {
-  const reference = findRow(rows, base);
-  return reference ? target.rounds.map((sample, i) => pick(sample) / pick(reference.rounds[i]!)) : [];
+  return byRound(rows, target, base, pick, (a, b) => a / b);
+}
+
+/** Median over rounds of target/base, each round's pair measured side by side (NaN without a base row). */
+export function roundRatio(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: Pick): number {
+  return median(ratiosByRound(rows, target, base, pick));
 }
 
 /** Median over rounds of target − base: for costs per request, where a difference reads better than a ratio. */
 export function roundDifference(rows: readonly TargetRounds[], target: TargetRounds, base: string, pick: Pick): number {
-  const reference = findRow(rows, base);
-  if (!reference) return Number.NaN;
-  return median(target.rounds.map((sample, i) => pick(sample) - pick(reference.rounds[i]!)));
+  return median(byRound(rows, target, base, pick, (a, b) => a - b));
 }
 
 /** Redis calls per command over all rounds of a row, per request: the breakdown table. */

@@ -13,7 +13,7 @@ import { startGatewayTarget, type Stack } from './stack.js';
  */
 
 /** The bound: the ledger may cost the hot path less than this fraction of requests/s. */
-export const LEDGER_MAX_COST = 0.05;
+const LEDGER_MAX_COST = 0.05;
 
 const ON = 'gateway-redis';
 const OFF = 'gateway-redis, ledger off';

@@ -2,6 +2,7 @@ import type { StreamSample } from './load.js';
 import type { TargetRounds } from './measure.js';
 import {
   cpuPerRequest,
+  failuresOf,
   findRow,
   medianOf,
   p50,
@@ -20,6 +21,8 @@ import {
 export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : 'n/a');
 export const ratio = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a');
 export const int = (value: number): string => Math.round(value).toLocaleString('en-US');
+/** Bytes as MiB, one decimal. */
+export const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 /** A cost that does not apply to the row (CPU of direct, Redis of a memory-store row) is a dash. */
 export const micros = (value: number): string => (Number.isFinite(value) ? value.toFixed(1) : '—');
 const calls = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '—');
@@ -30,7 +33,7 @@ export function loadTable(rows: readonly TargetRounds[]): string {
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const row of rows) {
-    const failures = row.rounds.reduce((sum, s) => sum + s.failures, 0);
+    const failures = failuresOf(row);
     lines.push(
       `| ${row.name} | ${int(medianOf(row, requestsPerSec))} | ${ms(medianOf(row, p50))} | ${ms(medianOf(row, p99))} | ` +
         `${ratio(roundRatio(rows, row, 'direct', requestsPerSec))} | ${ratio(roundRatio(rows, row, 'proxy', requestsPerSec))} | ` +
@@ -42,7 +45,6 @@ export function loadTable(rows: readonly TargetRounds[]): string {
   return lines.join('\n');
 }
 
-const failuresOf = (row: TargetRounds): number => row.rounds.reduce((sum, s) => sum + s.failures, 0);
 
 /**
  * A comparison's rows, measured in rounds of their own (bench/baseline-compare.ts,

@@ -1,16 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { measureBaseline } from './baseline-compare.js';
 import { startBaselineTargets } from './baseline-target.js';
-import { killChildrenOnExit, stopAll, wasInterrupted } from './children.js';
+import { killChildrenOnExit, runMain, stopAll } from './children.js';
 import { measureCluster } from './cluster-compare.js';
 import { measureConnectionsSweep } from './connections-sweep.js';
 import { measureEventsPolling } from './events-polling.js';
 import { measureLedgerCost } from './ledger-cost.js';
 import { measureStreams } from './load.js';
 import { log } from './log.js';
+import { describeMachine, loadNow, repositoryRoot } from './machine.js';
 import { measureRounds, warmUp, type Target, type TargetRounds } from './measure.js';
 import { targetsTable } from './performance-targets.js';
 import { summarizeProfileFile } from './profile-summary.js';
@@ -26,23 +25,6 @@ import { directTarget, startGatewayTarget, startProxyTarget, startStack, type St
  */
 
 type Tables = Pick<Parameters<typeof resultsDocument>[0], 'loadTable' | 'redisTable' | 'streamTable' | 'targetsTable'>;
-
-/** `loadAtStart`: other work on the machine skews absolute numbers; the ratios share it. */
-function describeMachine(loadAtStart: number): string {
-  let cores = String(availableParallelism());
-  try {
-    cores = execFileSync('nproc', { encoding: 'utf8' }).trim();
-  } catch {
-    // nproc is missing on some systems: Node's own count is the same number.
-  }
-  return `${cores} cores (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}, ${platform()} ${release()}; 1-minute load average ${loadAtStart.toFixed(2)} when the run started`;
-}
-
-function repositoryRoot(): string {
-  let dir = import.meta.dirname;
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return dir;
-}
 
 function writeResults(tables: Tables, runSettings: string, loadAtStart: number): void {
   const args = process.argv.slice(2).join(' ');
@@ -109,7 +91,7 @@ function anyFailed(rows: readonly TargetRounds[], streams: readonly { failures: 
 async function main(): Promise<void> {
   killChildrenOnExit();
   const startedAt = performance.now();
-  const loadAtStart = loadavg()[0] ?? 0;
+  const loadAtStart = loadNow();
   const settings = readSettings();
   const stack = await startStack(settings.cpuProf);
   const targets = [directTarget(stack), await startProxyTarget(stack), await startGatewayTarget(stack, 'memory'), await startGatewayTarget(stack, 'redis')];
@@ -139,9 +121,4 @@ async function main(): Promise<void> {
   process.exitCode = failed ? 1 : 0;
 }
 
-main().catch(async (err: unknown) => {
-  if (wasInterrupted()) return;
-  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  await stopAll();
-  process.exit(1);
-});
+runMain('bench', main);

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
-import { freePort, startChild, type RunningChild } from './children.js';
+import { sha256Hex } from '../src/auth/static-keys.js';
+import { benchModuleUrl, freePort, startChild, type RunningChild } from './children.js';
+import { NEVER_REACHED_LIMITS } from './workload.js';
 
 /**
  * The gateway `npm run soak` drives: dist/src/main.js (what `npm start` runs) with a config file
@@ -38,8 +38,6 @@ export const KEY_PREFIX = 'tollgate-soak:';
 /** The priced chat model (cost is reserved, settled and written to the ledger). */
 export const CHAT_MODEL = 'Qwen/Qwen3-14B';
 
-const HIGH = { rpm: 1_000_000_000, tpm: 1_000_000_000_000, concurrency: 100_000, tokensPerDay: 1_000_000_000_000, costPerDay: 1_000_000, costPerMonth: 9_000_000 };
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 interface SoakConfigInput {
   readonly upstreamUrl: string;
@@ -48,20 +46,20 @@ interface SoakConfigInput {
 }
 
 function soakConfig({ upstreamUrl, redisUrl, databasePath }: SoakConfigInput): Record<string, unknown> {
-  const staticKey = (k: SoakKey, limits: Record<string, number>): Record<string, unknown> => ({ id: k.id, sha256: sha256(k.secret), team: k.team, projects: ['*'], limits });
+  const staticKey = (k: SoakKey, limits: Record<string, number>): Record<string, unknown> => ({ id: k.id, sha256: sha256Hex(k.secret), team: k.team, projects: ['*'], limits });
   return {
     server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000 },
     upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 } },
     auth: {
-      keys: [staticKey(MAIN_KEY, HIGH), staticKey(RPM_KEY, { rpm: RPM_LIMIT }), staticKey(CONCURRENCY_KEY, {})],
-      admin: { keys: [{ id: ADMIN_KEY.id, sha256: sha256(ADMIN_KEY.secret) }] },
+      keys: [staticKey(MAIN_KEY, NEVER_REACHED_LIMITS), staticKey(RPM_KEY, { rpm: RPM_LIMIT }), staticKey(CONCURRENCY_KEY, {})],
+      admin: { keys: [{ id: ADMIN_KEY.id, sha256: sha256Hex(ADMIN_KEY.secret) }] },
     },
     metering: { forceStreamUsage: true, prices: { currency: 'USD', models: { [CHAT_MODEL]: { prompt: 0.05, completion: 0.22 } } } },
     // open: during the Redis outage requests are admitted against per-instance limits. In
     // closed mode the gateway itself would answer 503 store_unavailable for the outage.
     rateLimits: {
       onStoreError: 'open',
-      projects: { [`${MAIN_KEY.team}/*`]: HIGH, [`${MAIN_KEY.team}/chat`]: HIGH, [`${CONCURRENCY_KEY.team}/*`]: { concurrency: CONCURRENCY_LIMIT } },
+      projects: { [`${MAIN_KEY.team}/*`]: NEVER_REACHED_LIMITS, [`${MAIN_KEY.team}/chat`]: NEVER_REACHED_LIMITS, [`${CONCURRENCY_KEY.team}/*`]: { concurrency: CONCURRENCY_LIMIT } },
     },
     ownership: { mode: 'on', scope: 'team', unknown: 'deny' },
     database: { path: databasePath },
@@ -87,8 +85,7 @@ export async function startSoakGateway(upstreamUrl: string, redisUrl: string, da
   const configPath = join(dataDir, 'tollgate.yaml');
   writeFileSync(configPath, stringify(soakConfig({ upstreamUrl, redisUrl, databasePath: join(dataDir, 'tollgate.db') })));
   const port = await freePort();
-  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const probe = pathToFileURL(join(import.meta.dirname, `soak-probe${extension}`)).href;
+  const probe = benchModuleUrl('soak-probe');
   const env = {
     TOLLGATE_CONFIG: configPath,
     HOST: '127.0.0.1',

@@ -1,17 +1,18 @@
-import { existsSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.js';
-import { killChildrenOnExit, startChild, startRedis, stopAll, wasInterrupted, type RestartableRedis } from './children.js';
+import { killChildrenOnExit, runMain, startChild, startRedis, stopAll, type RestartableRedis } from './children.js';
 import { ask } from './ipc.js';
 import { log } from './log.js';
+import { loadNow, repositoryRoot } from './machine.js';
 import { readLoopDelay } from './loop-delay.js';
 import { queryStats } from './process-stats.js';
 import { startSoakGateway } from './soak-gateway.js';
 import { checkLeases, probeConcurrency, probeRpm } from './soak-limits.js';
-import { appendSoakRun, loadNow, soakReport, type OutageRecord, type RssPoint, type TimelinePoint } from './soak-report.js';
+import { appendSoakRun, soakReport, type OutageRecord, type RssPoint, type TimelinePoint } from './soak-report.js';
 import { SoakTraffic, type Tally } from './soak-traffic.js';
 import type { UpstreamTally } from './soak-upstream.js';
 import { reconcileUsage } from './soak-usage.js';
@@ -104,12 +105,6 @@ function readSettings(argv: readonly string[]): SoakSettings {
   if (settings.minutes * 60 < 20) throw new Error('soak: --minutes must give at least 20 seconds (warm-up, restart and end marks need room)');
   const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => values[name] === undefined) && !settings.postgres;
   return { ...settings, write: values.write === undefined ? isDefault : values.write === '1' };
-}
-
-function repositoryRoot(): string {
-  let dir = import.meta.dirname;
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return dir;
 }
 
 /** Kills the private Redis, keeps it down, starts it on the same port; answers are counted as "during" until the gateway has had a second to reconnect. */
@@ -226,9 +221,4 @@ async function main(): Promise<void> {
   process.exitCode = passed ? 0 : 1;
 }
 
-main().catch(async (err: unknown) => {
-  if (wasInterrupted()) return;
-  process.stderr.write(`soak: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  await stopAll();
-  process.exit(1);
-});
+runMain('soak', main);

@@ -1,5 +1,5 @@
-import { createConnection } from 'node:net';
 import { announcePort } from './child-lifecycle.js';
+import { waitForPort } from './children.js';
 import { answerLoopDelayReadings } from './loop-delay.js';
 import { answerStatsRequests, ownStats } from './process-stats.js';
 
@@ -13,21 +13,13 @@ import { answerStatsRequests, ownStats } from './process-stats.js';
 
 const port = Number(process.env.PORT);
 
-function announceOnceListening(deadline: number): void {
-  const socket = createConnection({ port, host: '127.0.0.1' });
-  socket.once('connect', () => {
-    socket.end();
-    announcePort(port);
-  });
-  socket.once('error', () => {
-    socket.destroy();
-    if (Date.now() < deadline) setTimeout(() => announceOnceListening(deadline), 25).unref();
-  });
-}
-
 if (process.send !== undefined) {
   answerStatsRequests(async (gc) => ownStats(gc));
   answerLoopDelayReadings();
   process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
-  announceOnceListening(Date.now() + 20_000);
+  // Nothing to announce if main.ts never listens: the parent's own start-up timeout reports it.
+  waitForPort(port, Date.now() + 20_000).then(
+    () => announcePort(port),
+    () => undefined,
+  );
 }

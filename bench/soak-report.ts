@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
+import { describeMachine } from './machine.js';
+import { int, mb } from './report.js';
 import type { LoopDelay } from './loop-delay.js';
 import type { AdmissionProbe, LeaseCheck } from './soak-limits.js';
 import type { Tally } from './soak-traffic.js';
@@ -65,8 +65,6 @@ interface Criterion {
   readonly pass: boolean;
 }
 
-const int = (n: number): string => Math.round(n).toLocaleString('en-US');
-const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 const ms = (value: number): string => value.toFixed(1);
 const clock = (seconds: number): string => `${Math.floor(seconds / 60)}:${String(Math.round(seconds % 60)).padStart(2, '0')}`;
 const verdict = (pass: boolean): string => (pass ? 'PASS' : '**FAIL**');
@@ -79,7 +77,7 @@ function probeText(probe: AdmissionProbe): string {
 const probeExact = (probe: AdmissionProbe): boolean =>
   probe.admitted === probe.limit && probe.refusedNext && (probe.redisCount === undefined || probe.redisCount === probe.limit);
 
-export function criteria(r: SoakResult): Criterion[] {
+function criteria(r: SoakResult): Criterion[] {
   const [start, middle, end] = r.rss;
   const growth = Math.max(middle.rssBytes, end.rssBytes) / start.rssBytes;
   const u = r.usage;
@@ -166,16 +164,6 @@ function timelineTable(timeline: readonly TimelinePoint[]): string {
   return lines.join('\n');
 }
 
-function describeMachine(loadAtStart: number): string {
-  let cores = String(availableParallelism());
-  try {
-    cores = execFileSync('nproc', { encoding: 'utf8' }).trim();
-  } catch {
-    // nproc is missing on some systems: Node's own count is the same number.
-  }
-  return `${cores} cores (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}, ${platform()} ${release()}; 1-minute load average ${loadAtStart.toFixed(2)} at the start`;
-}
-
 /** The whole report as markdown: verdicts first, then the detail. */
 export function soakReport(r: SoakResult): { markdown: string; passed: boolean } {
   const list = criteria(r);
@@ -217,4 +205,3 @@ export function appendSoakRun(path: string, runMarkdown: string): void {
   writeFileSync(path, `${head}\n\n${runMarkdown}\n`);
 }
 
-export const loadNow = (): number => loadavg()[0] ?? 0;

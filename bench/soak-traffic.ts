@@ -139,7 +139,7 @@ function checkAnswer(plan: RequestPlan, status: number, headers: IncomingHttpHea
  * Sends one request through `agent` and reads it as its plan says. Never rejects: what went
  * wrong is the outcome's `problem`.
  */
-export function send(baseUrl: string, agent: Agent, id: string, plan: RequestPlan): Promise<Outcome> {
+function send(baseUrl: string, agent: Agent, id: string, plan: RequestPlan): Promise<Outcome> {
   return new Promise((resolve) => {
     let settled = false;
     let leftMidStream = false;

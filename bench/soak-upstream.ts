@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { CHECKPOINT_LIST, EVENT_LIST } from '../test/fixtures/training-service.js';
+import { CHECKPOINT_LIST, EVENT_LIST, streamEvents } from '../test/fixtures/training-service.js';
 import { announceListening, exitWithParent } from './child-lifecycle.js';
 import { answer } from './ipc.js';
 
@@ -68,18 +68,6 @@ function countOnFinish(res: ServerResponse, requestId: string, usage: Usage): vo
   res.once('finish', () => usageById.set(requestId, usage.total_tokens));
 }
 
-function streamEvents(model: string, usage: Usage | null, contentChunks: number): string[] {
-  const base = { id: 'chatcmpl-50a1', object: 'chat.completion.chunk', created: 1763700000, model };
-  const usageField = usage ? { usage: null } : {};
-  const event = (choices: unknown[]): string => `data: ${JSON.stringify({ ...base, choices, ...usageField })}\n\n`;
-  const events = [event([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }])];
-  for (let i = 0; i < contentChunks; i++) events.push(event([{ index: 0, delta: { content: ` step${i}` }, logprobs: null, finish_reason: null }]));
-  events.push(event([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop', stop_reason: null }]));
-  if (usage) events.push(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
-  events.push('data: [DONE]\n\n');
-  return events;
-}
-
 /** Writes events one per interval; a held stream stops after its first ones and waits. */
 function stream(res: ServerResponse, events: string[], hold: boolean): void {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...MARK });
@@ -125,7 +113,7 @@ function answerChat(req: IncomingMessage, res: ServerResponse, raw: Buffer): voi
   const hold = req.headers['x-soak-hold'] === '1';
   const reported = !hold && body.stream_options?.include_usage === true ? usage : null;
   if (reported) countOnFinish(res, requestId, reported);
-  stream(res, streamEvents(model, reported, STREAM_CONTENT_CHUNKS), hold);
+  stream(res, streamEvents(model, STREAM_CONTENT_CHUNKS, reported), hold);
 }
 
 const MODELS = {

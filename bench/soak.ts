@@ -1,7 +1,7 @@
 import { runLoad } from './load.js';
 import { log } from './log.js';
 import { queryStats, type ProcessStats } from './process-stats.js';
-import { ratio } from './report.js';
+import { mb, ratio } from './report.js';
 import type { Settings } from './settings.js';
 import { startGatewayTarget, type Stack, type Store } from './stack.js';
 
@@ -40,7 +40,6 @@ async function soakOne(stack: Stack, store: Store, settings: Settings): Promise<
   return { name: target.name, atStart, atCheckpoints, failures };
 }
 
-const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
 
 export async function measureSoakRss(stack: Stack, settings: Settings): Promise<string> {
   const results = [await soakOne(stack, 'memory', settings), await soakOne(stack, 'redis', settings)];

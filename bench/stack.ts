@@ -67,7 +67,7 @@ export async function startProxyTarget(stack: Stack): Promise<Target> {
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
   const execArgv = [...(stack.profileDir ? ['--cpu-prof', '--cpu-prof-dir', stack.profileDir] : []), ...(options.exposeGc ? ['--expose-gc'] : [])];
-  const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger ?? true, options.features ?? 'all');
+  const env = targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features);
   const child = await startChild(name, 'target', ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
   if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, (options.workers ?? 1) > 1 ? `${name} primary` : name);
