@@ -98,4 +98,14 @@ export async function startStack(overrides: Record<string, unknown> = {}): Promi
   };
 }
 
+/**
+ * The value of one series on the gateway's /metrics, e.g. `tollgate_store_errors_total{store="redis"}`
+ * (name and labels as exposed); NaN when the series is not there.
+ */
+export async function metricValue(baseUrl: string, series: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? Number.NaN : Number(line.slice(series.length + 1).split(' ', 1)[0]);
+}
+
 export type { DeepPartial };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
+/** The SHA-256 hex digest of a plain key: what the config and the store hold. */
+export const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 /** Test credentials: the plain keys clients send, and their digests for the config. */
 export const KEYS = {

@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { utcDay } from '../../../src/calendar.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startGateway, tempDatabasePath, type RunningGateway } from '../../helpers/gateway.js';
-import { ADMIN_ENTRIES, bearer, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
+import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 import { startGatewayProcess, writeTempConfig } from '../../helpers/process.js';
 import { freePort } from '../../helpers/ports.js';
 import { openHeldChat } from '../../helpers/raw-http.js';
@@ -14,7 +14,6 @@ import { eventually } from '../../helpers/wait.js';
 
 const admin = { authorization: bearer(KEYS.admin) };
 const NEW_KEY = 'tg-test-reloaded-key-0123456789ab';
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 interface Variant {
   readonly serviceUrl: string;
@@ -120,7 +119,7 @@ describe('config reload', () => {
     expect(metrics).toContain('tollgate_config_reloads_total{result="ok"} 4');
     expect(metrics).toContain('tollgate_config_reloads_total{result="error"} 1');
     await gw.gateway.settled();
-    const today = new Date().toISOString().slice(0, 10);
+    const today = utcDay();
     const audit = await request(gw.url).get(`/admin/audit?from=${today}&to=${today}&action=config.reload`).set(admin);
     expect((audit.body.data as Array<{ actor: string; target: string; result: string }>).map((e) => [e.actor, e.target, e.result])).toEqual([
       ['ops', 'config', 'ok'],
@@ -185,7 +184,7 @@ describe('the usage ledger switched by a reload', () => {
       .send(JSON.stringify({ model: 'qwen-14b', messages: [{ role: 'user', content: 'hi' }] }));
   const rows = async (): Promise<number[]> => {
     await gw.gateway.settled();
-    const today = new Date().toISOString().slice(0, 10);
+    const today = utcDay();
     const res = await request(gw.url).get(`/admin/usage/requests?from=${today}&to=${today}`).set(admin);
     expect(res.status).toBe(200);
     return (res.body.data as Array<{ total_tokens: number }>).map((row) => row.total_tokens);

@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
+import { utcDay } from '../../../src/calendar.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { startStack } from '../../helpers/gateway.js';
-import { bearer, KEYS } from '../../helpers/keys.js';
+import { bearer, digest, KEYS } from '../../helpers/keys.js';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 const admin = { authorization: bearer(KEYS.admin) };
@@ -188,7 +188,7 @@ describe('keys through the admin API', () => {
 
   it('records every write in the audit log, failed ones with their code, and never a secret', async () => {
     await stack.gw.gateway.settled();
-    const today = new Date().toISOString().slice(0, 10);
+    const today = utcDay();
     const res = await request(stack.gw.url).get(`/admin/audit?from=${today}&to=${today}`).set(admin);
     expect(res.status).toBe(200);
     const entries = res.body.data as Array<{ at: string; actor: string; action: string; target: string; result: string; requestId: string }>;
@@ -205,6 +205,6 @@ describe('keys through the admin API', () => {
     expect(secrets.length).toBeGreaterThan(5);
     for (const secret of secrets) expect(raw.includes(secret)).toBe(false);
     // The digests are there: the check above can see what the file holds.
-    expect(raw.includes(createHash('sha256').update(secrets[0]!).digest('hex'))).toBe(true);
+    expect(raw.includes(digest(secrets[0]!))).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
-import { startGateway, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { metricValue, startGateway, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { createTestDatabase, relayTo, type TestDatabase } from '../../helpers/postgres.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
@@ -117,12 +117,6 @@ describe('keys on the embedded SQLite file', () => {
   });
 });
 
-/** tollgate_database_errors_total as the gateway's /metrics shows it. */
-async function databaseErrors(gw: RunningGateway): Promise<number> {
-  const text = (await request(gw.url).get('/metrics')).text;
-  return Number(/^tollgate_database_errors_total (\d+)/m.exec(text)?.[1] ?? Number.NaN);
-}
-
 describe('a database outage', () => {
   let database: TestDatabase;
   let relay: TcpProxy;
@@ -148,10 +142,10 @@ describe('a database outage', () => {
     await relay.cut();
     expect(await status(gw, created.key as string)).toBe(200);
     expect(await status(gw, KEYS.teamA)).toBe(200);
-    const errorsBefore = await databaseErrors(gw);
+    const errorsBefore = await metricValue(gw.url, 'tollgate_database_errors_total');
     const refused = await request(gw.url).post('/admin/keys').set(admin).send({ team: 'team-c' });
     expect(refused.status).toBe(503);
-    expect(await databaseErrors(gw)).toBeGreaterThanOrEqual(errorsBefore + 1);
+    expect(await metricValue(gw.url, 'tollgate_database_errors_total')).toBeGreaterThanOrEqual(errorsBefore + 1);
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.body).toEqual({
       error: { message: 'The database cannot be reached, so the change was not made; retry shortly.', type: 'server_error', param: null, code: 'database_unavailable' },

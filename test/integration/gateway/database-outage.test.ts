@@ -1,8 +1,9 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { utcDay } from '../../../src/calendar.js';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
-import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { metricValue, startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { createTestDatabase, relayTo, type TestDatabase } from '../../helpers/postgres.js';
 import type { TcpProxy } from '../../helpers/tcp-proxy.js';
@@ -45,10 +46,6 @@ describe('requests during a database outage', () => {
     await database.drop();
   });
 
-  const metric = async (name: string): Promise<number> => {
-    const text = (await request(gw.url).get('/metrics')).text;
-    return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-  };
   const chat = (id: string, usage: string) =>
     request(gw.url)
       .post('/v1/chat/completions')
@@ -61,9 +58,9 @@ describe('requests during a database outage', () => {
   it('keeps the newest rows in a bounded buffer, drops and counts the oldest, and writes the rest once the database is back', async () => {
     await relay.cut();
     for (let i = 1; i <= 5; i++) expect((await chat(`outage-${i}`, `${i},1`)).status).toBe(200);
-    await eventually(async () => (await metric('tollgate_usage_rows_dropped_total')) === 2, 10_000);
+    await eventually(async () => (await metricValue(gw.url, 'tollgate_usage_rows_dropped_total')) === 2, 10_000);
     await relay.restore();
-    const today = new Date().toISOString().slice(0, 10);
+    const today = utcDay();
     const rows = async () => {
       const res = await request(gw.url).get(`/admin/usage/requests?from=${today}&to=${today}&team=team-a`).set(admin);
       return res.status === 200 ? (res.body.data as Array<{ request_id: string; prompt_tokens: number }>).map((row) => [row.request_id, row.prompt_tokens]) : [];
@@ -74,7 +71,7 @@ describe('requests during a database outage', () => {
       ['outage-4', 4],
       ['outage-5', 5],
     ]);
-    expect(await metric('tollgate_usage_rows_dropped_total')).toBe(2);
+    expect(await metricValue(gw.url, 'tollgate_usage_rows_dropped_total')).toBe(2);
   });
 
   it('serves a known job from memory and refuses one it never saw (404, nothing forwarded)', async () => {

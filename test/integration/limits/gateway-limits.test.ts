@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../helpers/gateway.js';
+import { digest } from '../../helpers/keys.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { openHeldChat } from '../../helpers/raw-http.js';
 
@@ -14,7 +14,6 @@ import { openHeldChat } from '../../helpers/raw-http.js';
 const KEY = 'tg-limits-gateway-key';
 const PROJECT_KEY = 'tg-limits-project-key';
 const DAILY_KEY = 'tg-limits-daily-key';
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 

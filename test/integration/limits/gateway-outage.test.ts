@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack } from '../../helpers/gateway.js';
+import { metricValue, startStack } from '../../helpers/gateway.js';
+import { digest } from '../../helpers/keys.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { eventually } from '../../helpers/wait.js';
 
@@ -11,7 +11,6 @@ import { eventually } from '../../helpers/wait.js';
  * when Redis comes back, without restarting the gateway.
  */
 const KEY = 'tg-outage-key';
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
 for (const mode of ['open', 'closed'] as const) {
@@ -32,10 +31,7 @@ for (const mode of ['open', 'closed'] as const) {
     });
 
     const models = () => request(stack.gw.url).get('/v1/models').set('authorization', `Bearer ${KEY}`);
-    const storeErrors = async (): Promise<number> => {
-      const text = (await request(stack.gw.url).get('/metrics')).text;
-      return Number(/^tollgate_store_errors_total\{store="redis"\} (\d+)/m.exec(text)?.[1] ?? 'NaN');
-    };
+    const storeErrors = (): Promise<number> => metricValue(stack.gw.url, 'tollgate_store_errors_total{store="redis"}');
 
     it(`${mode === 'open' ? 'keeps serving' : 'answers 503 store_unavailable'} while Redis is down, then recovers`, async () => {
       const before = await models();

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
+import { digest } from '../../helpers/keys.js';
 import { freePort } from '../../helpers/ports.js';
 import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
 import { openHeldChat } from '../../helpers/raw-http.js';
@@ -13,7 +13,6 @@ import { eventually } from '../../helpers/wait.js';
  * in Redis that expire (`rateLimits.concurrencyLeaseMs`) unless a live instance renews them.
  */
 const KEY = 'tg-crash-key';
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 describe('concurrency slots of a crashed gateway process', () => {
   let redis: TestRedis;

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
+import { digest } from '../../helpers/keys.js';
 import { freePort } from '../../helpers/ports.js';
 import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
 import { REPLY_SILENCE_MS, startRedis, type TestRedis } from '../../helpers/redis.js';
@@ -14,7 +14,6 @@ import { eventually } from '../../helpers/wait.js';
  * Three real child processes (not three apps in one process), 300 concurrent requests.
  */
 const KEYS = { rpm: 'tg-multi-rpm', concurrency: 'tg-multi-conc', tpm: 'tg-multi-tpm' } as const;
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 const configYaml = `
 server: { host: 127.0.0.1, port: 8080, shutdownGraceMs: 1000 }

@@ -1,15 +1,13 @@
-import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
-import { ADMIN_ENTRIES, bearer, KEY_ENTRIES } from '../../helpers/keys.js';
+import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES } from '../../helpers/keys.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 
 const BUDGET_KEY = 'tg-test-budget-key-ddddddddddddddddd';
 const PROJECT_KEY = 'tg-test-project-budget-eeeeeeeeeeeeee';
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
 
 /**

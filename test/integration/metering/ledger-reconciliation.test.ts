@@ -2,19 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { utcDay } from '../../../src/calendar.js';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
-import { DEFAULT_USAGE, startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
+import { startTrainingService, usageFrom, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { chatBody } from '../../helpers/gateway-traffic.js';
 import { ADMIN_ENTRIES, bearer, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
 import { freePort } from '../../helpers/ports.js';
+import { eventually } from '../../helpers/wait.js';
 
 const QWEN = 'OpenPipe/Qwen3-14B-Instruct';
 /** Per million tokens: a prompt token is 50 nano-dollars, a completion token 220. */
 const PRICE = { prompt: 0.05, completion: 0.22 };
 const admin = { authorization: bearer(KEYS.admin) };
-const today = (): string => new Date().toISOString().slice(0, 10);
 
 /** What a request sent through a gateway was answered (the client's view). */
 interface Sent {
@@ -50,7 +52,7 @@ metering: ${JSON.stringify(pricing)}
 database: { url: "${database.url}" }
 logging: { level: warn }
 `;
-    b = startGatewayProcess({ TOLLGATE_CONFIG: writeTempConfig(yaml), PORT: String(port), LOG_LEVEL: 'info' });
+    b = startGatewayProcess({ TOLLGATE_CONFIG: writeTempConfig(yaml), PORT: String(port) });
     await b.waitFor('tollgate listening');
   });
   afterAll(async () => {
@@ -60,14 +62,16 @@ logging: { level: warn }
     await database.drop();
   });
 
-  /** Sends a chat through `url`, recording the request id the client got and its status (undefined: the connection failed). */
-  async function chat(url: string, options: { stream?: 'forced' | 'asked'; usage?: string; mode?: string; body?: string } = {}): Promise<void> {
+  /**
+   * Sends a chat through `url`, recording the request id the client got and its status (undefined: the connection failed).
+   * `stream` as chatBody's: `without-usage` is a stream the gateway forces usage into, `with-usage` one that asked for it.
+   */
+  async function chat(url: string, options: { stream?: 'with-usage' | 'without-usage'; usage?: string; mode?: string; body?: string } = {}): Promise<void> {
     const requestId = randomUUID();
     const headers: Record<string, string> = { authorization: bearer(KEYS.teamA), 'x-request-id': requestId, 'content-type': 'application/json', 'openai-project': 'team-a/recon' };
     if (options.usage) headers['x-fixture-usage'] = options.usage;
     if (options.mode) headers['x-fixture-mode'] = options.mode;
-    const stream = options.stream === undefined ? {} : { stream: true, ...(options.stream === 'asked' ? { stream_options: { include_usage: true } } : {}) };
-    const body = options.body ?? JSON.stringify({ model: QWEN, messages: [{ role: 'user', content: 'how is the loss?' }], ...stream });
+    const body = options.body ?? chatBody(QWEN, options.stream);
     const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers, body }).catch(() => undefined);
     if (!res) return;
     await res.text().catch(() => undefined);
@@ -80,9 +84,9 @@ logging: { level: warn }
     let completion = 0;
     for (const req of service.requests) {
       if (req.url !== '/v1/chat/completions' || req.headers['x-fixture-mode'] !== undefined) continue;
-      const [p, c] = typeof req.headers['x-fixture-usage'] === 'string' ? req.headers['x-fixture-usage'].split(',').map(Number) : [DEFAULT_USAGE.prompt_tokens, DEFAULT_USAGE.completion_tokens];
-      prompt += p!;
-      completion += c!;
+      const usage = usageFrom(req);
+      prompt += usage.prompt_tokens;
+      completion += usage.completion_tokens;
     }
     return { prompt, completion, costNanos: prompt * 50 + completion * 220 };
   }
@@ -90,16 +94,17 @@ logging: { level: warn }
   it('records every answered request once and sums exactly what the upstream reported, through a SIGTERM under load', async () => {
     for (const url of [a.url, bUrl]) {
       await chat(url, { usage: '100,20' });
-      await chat(url, { stream: 'asked', usage: '50,5' });
-      await chat(url, { stream: 'forced', usage: '7,3' });
+      await chat(url, { stream: 'with-usage', usage: '50,5' });
+      await chat(url, { stream: 'without-usage', usage: '7,3' });
       await chat(url, { body: '{"messages":[]}' });
       await chat(url, { mode: 'error-500' });
     }
-    // Load on B, and SIGTERM while it is under way: in-flight requests finish, rows are flushed.
+    // Load on B, and SIGTERM while it is under way (a quarter of its 200 requests answered): in-flight requests finish, rows are flushed.
+    const underWay = sent.length + 50;
     const load = Promise.all(Array.from({ length: 8 }, async (_, worker) => {
-      for (let i = 0; i < 25; i++) await chat(bUrl, { stream: i % 2 === 0 ? 'forced' : undefined, usage: `${worker + 1},${i + 1}` });
+      for (let i = 0; i < 25; i++) await chat(bUrl, { stream: i % 2 === 0 ? 'without-usage' : undefined, usage: `${worker + 1},${i + 1}` });
     }));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await eventually(async () => sent.length >= underWay, 30_000);
     b.kill('SIGTERM');
     await load;
     expect(await b.exited()).toBe(0);
@@ -108,7 +113,7 @@ logging: { level: warn }
     const rows: Array<Record<string, unknown>> = [];
     for (let after: string | undefined; ; ) {
       const page = await request(a.url)
-        .get(`/admin/usage/requests?from=${today()}&to=${today()}&project=recon&limit=37${after ? `&after=${encodeURIComponent(after)}` : ''}`)
+        .get(`/admin/usage/requests?from=${utcDay()}&to=${utcDay()}&project=recon&limit=37${after ? `&after=${encodeURIComponent(after)}` : ''}`)
         .set(admin);
       expect(page.status).toBe(200);
       rows.push(...(page.body.data as Array<Record<string, unknown>>));
@@ -121,7 +126,7 @@ logging: { level: warn }
     expect(rows.filter((row) => row.status === 422 || row.status === 500).every((row) => row.total_tokens === 0 && row.cost === 0)).toBe(true);
 
     const expected = reported();
-    const totals = await request(a.url).get(`/admin/usage?from=${today()}&to=${today()}&team=team-a&project=recon&groupBy=model`).set(admin);
+    const totals = await request(a.url).get(`/admin/usage?from=${utcDay()}&to=${utcDay()}&team=team-a&project=recon&groupBy=model`).set(admin);
     expect(totals.body).toEqual({
       object: 'list',
       currency: 'USD',
@@ -146,10 +151,10 @@ logging: { level: warn }
   }, 60_000);
 
   it('answers the same rows as CSV (format=csv or Accept: text/csv), parsed by a real CSV parser', async () => {
-    const json = await request(a.url).get(`/admin/usage?from=${today()}&to=${today()}&groupBy=day`).set(admin);
+    const json = await request(a.url).get(`/admin/usage?from=${utcDay()}&to=${utcDay()}&groupBy=day`).set(admin);
     for (const csv of [
-      await request(a.url).get(`/admin/usage?from=${today()}&to=${today()}&groupBy=day&format=csv`).set(admin),
-      await request(a.url).get(`/admin/usage?from=${today()}&to=${today()}&groupBy=day`).set(admin).set('accept', 'text/csv'),
+      await request(a.url).get(`/admin/usage?from=${utcDay()}&to=${utcDay()}&groupBy=day&format=csv`).set(admin),
+      await request(a.url).get(`/admin/usage?from=${utcDay()}&to=${utcDay()}&groupBy=day`).set(admin).set('accept', 'text/csv'),
     ]) {
       expect(csv.status).toBe(200);
       expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -164,7 +169,7 @@ logging: { level: warn }
   });
 
   it('pages rows as NDJSON with Accept: application/x-ndjson, the paging state in headers', async () => {
-    const first = await request(a.url).get(`/admin/usage/requests?from=${today()}&to=${today()}&limit=5`).set(admin).set('accept', 'application/x-ndjson');
+    const first = await request(a.url).get(`/admin/usage/requests?from=${utcDay()}&to=${utcDay()}&limit=5`).set(admin).set('accept', 'application/x-ndjson');
     expect(first.status).toBe(200);
     expect(first.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
     const lines = first.text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -174,21 +179,21 @@ logging: { level: warn }
       'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost', 'estimated', 'request_bytes', 'duration_ms',
     ]);
     expect(first.headers['x-has-more']).toBe('true');
-    const json = await request(a.url).get(`/admin/usage/requests?from=${today()}&to=${today()}&limit=5`).set(admin);
+    const json = await request(a.url).get(`/admin/usage/requests?from=${utcDay()}&to=${utcDay()}&limit=5`).set(admin);
     expect(json.body.data).toEqual(lines);
     expect(first.headers['x-last-id']).toBe(json.body.last_id);
   });
 
   it('answers 400 invalid_query for a cursor it never handed out', async () => {
-    const res = await request(a.url).get(`/admin/usage/requests?from=${today()}&to=${today()}&after=garbage`).set(admin);
+    const res = await request(a.url).get(`/admin/usage/requests?from=${utcDay()}&to=${utcDay()}&after=garbage`).set(admin);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'invalid_query', param: 'after' });
   });
 
   it('groups by month and by route', async () => {
-    const month = await request(a.url).get(`/admin/usage?from=${today()}&to=${today()}&team=team-a&project=recon&groupBy=month`).set(admin);
-    expect(month.body.data.map((row: { month: string }) => row.month)).toEqual([today().slice(0, 7)]);
-    const route = await request(a.url).get(`/admin/usage?from=${today()}&to=${today()}&team=team-a&project=recon&groupBy=route`).set(admin);
+    const month = await request(a.url).get(`/admin/usage?from=${utcDay()}&to=${utcDay()}&team=team-a&project=recon&groupBy=month`).set(admin);
+    expect(month.body.data.map((row: { month: string }) => row.month)).toEqual([utcDay().slice(0, 7)]);
+    const route = await request(a.url).get(`/admin/usage?from=${utcDay()}&to=${utcDay()}&team=team-a&project=recon&groupBy=route`).set(admin);
     expect(route.body.data.map((row: { route: string }) => row.route)).toEqual(['POST /v1/chat/completions']);
   });
 });

@@ -1,13 +1,12 @@
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { utcDay } from '../../../src/calendar.js';
 import { startStack } from '../../helpers/gateway.js';
-import { ADMIN_ENTRIES, bearer, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
-import { openHeldChat } from '../../helpers/raw-http.js';
+import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
+import { openHeldChat, type HeldChat } from '../../helpers/raw-http.js';
 
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 const TPM_KEY = 'tg-test-tpm-key-aaaaaaaaaaaaaaaaaa';
 const HONEST_KEY = 'tg-test-honest-key-bbbbbbbbbbbbbbbb';
 const LEAVING_KEY = 'tg-test-leaving-key-cccccccccccccccc';
@@ -15,6 +14,16 @@ const admin = { authorization: bearer(KEYS.admin) };
 
 /** The `data:` payload of one SSE event string. */
 const dataOf = (event: string): string => event.slice('data: '.length).trimEnd();
+
+/** The upstream writes `events`; the client reads until `marker` reached it, then leaves. Resolves once the upstream's response has closed. */
+async function leaveAfter({ req, res, held }: HeldChat, events: readonly string[], marker: string): Promise<void> {
+  let received = '';
+  res.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  for (const event of events) held.res.write(event);
+  while (!received.includes(marker)) await once(res, 'data');
+  req.destroy();
+  await once(held.res, 'close');
+}
 
 /** SPEC 6.4: a stream that ends without usage is still charged; usage the gateway read is charged whatever the client does next. */
 describe('streams that do not finish', () => {
@@ -41,21 +50,15 @@ describe('streams that do not finish', () => {
 
   const ledgerRow = async (requestId: string): Promise<Record<string, unknown>> => {
     await stack.gw.gateway.settled();
-    const today = new Date().toISOString().slice(0, 10);
+    const today = utcDay();
     const page = await request(stack.gw.url).get(`/admin/usage/requests?from=${today}&to=${today}&limit=1000`).set(admin);
     return (page.body.data as Array<Record<string, unknown>>).find((row) => row.request_id === requestId)!;
   };
 
   it('charges a stream aborted after 2 of 3 chunks an estimate, marked estimated, and the next request shows it', async () => {
-    const { req, res, held } = await openHeldChat(stack.gw.port, { authorization: bearer(TPM_KEY), 'x-request-id': 'aborted-after-two' }, body(), stack.service);
-    let received = '';
-    res.on('data', (chunk: Buffer) => (received += chunk.toString()));
-    held.res.write(held.rest[0]);
-    held.res.write(held.rest[1]);
+    const chat = await openHeldChat(stack.gw.port, { authorization: bearer(TPM_KEY), 'x-request-id': 'aborted-after-two' }, body(), stack.service);
     // Both content chunks reached the client before it leaves.
-    while (!received.includes('tok1')) await once(res, 'data');
-    req.destroy();
-    await once(held.res, 'close');
+    await leaveAfter(chat, chat.held.rest.slice(0, 2), 'tok1');
     const row = await ledgerRow('aborted-after-two');
     // Prompt: "hi" is 1 token by the 6.3 estimate; completion: max(2 chunks, 10 bytes / 4 = 3).
     expect(row).toMatchObject({ status: 200, estimated: true, prompt_tokens: 1, completion_tokens: 3, total_tokens: 4, key: 'tpm-bot' });
@@ -65,18 +68,13 @@ describe('streams that do not finish', () => {
   });
 
   it('charges the usage a client left right after reading, not an estimate', async () => {
-    const { req, res, held } = await openHeldChat(
+    const chat = await openHeldChat(
       stack.gw.port,
       { authorization: bearer(KEYS.teamA), 'x-request-id': 'left-after-usage', 'x-fixture-usage': '40,9' },
       body({ stream_options: { include_usage: true } }),
       stack.service,
     );
-    let received = '';
-    res.on('data', (chunk: Buffer) => (received += chunk.toString()));
-    for (const event of held.rest.slice(0, -1)) held.res.write(event);
-    while (!received.includes('"prompt_tokens":40')) await once(res, 'data');
-    req.destroy();
-    await once(held.res, 'close');
+    await leaveAfter(chat, chat.held.rest.slice(0, -1), '"prompt_tokens":40');
     expect(await ledgerRow('left-after-usage')).toMatchObject({ estimated: false, prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 });
   });
 
@@ -102,13 +100,7 @@ describe('streams that do not finish', () => {
       }
       const held = await stack.service.nextHeld();
       admitted += 1;
-      let received = '';
-      res.on('data', (chunk: Buffer) => (received += chunk.toString()));
-      const usage = held.rest.at(-2)!;
-      for (const event of held.rest.slice(0, -1)) held.res.write(event);
-      while (!received.includes(dataOf(usage))) await once(res, 'data');
-      req.destroy();
-      await once(held.res, 'close');
+      await leaveAfter({ req, res, held }, held.rest.slice(0, -1), dataOf(held.rest.at(-2)!));
       await stack.gw.gateway.settled();
     }
     return admitted;

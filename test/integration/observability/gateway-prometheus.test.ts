@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../../src/proxy/index.js';
 import { startStack } from '../../helpers/gateway.js';
 import { chatRequest, TrafficLedger, type ChatSpec, type TrafficRequest } from '../../helpers/gateway-traffic.js';
-import { KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
+import { digest, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 import {
   runPromtool,
   ALERTS_PATH,
@@ -25,7 +25,6 @@ const CHAT = '/v1/chat/completions';
 const QWEN = 'OpenPipe/Qwen3-14B-Instruct';
 const LLAMA = 'meta-llama/Llama-3.1-8B-Instruct';
 const chat = (spec: ChatSpec): TrafficRequest => chatRequest(CHAT, spec);
-const digest = (key: string): string => createHash('sha256').update(key).digest('hex');
 /** rpm 1: its second request in a minute is a 429 with scope key. */
 const TIGHT_KEY = 'tg-test-team-b-tight-00112233445566';
 /** Has a limit, so its requests ask Redis: while Redis is down each one is a store error. */

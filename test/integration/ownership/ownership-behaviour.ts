@@ -1,8 +1,9 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { utcDay } from '../../../src/calendar.js';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
-import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { metricValue, startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 
 /** The database the gateways of one suite share: a fresh SQLite file or PostgreSQL database. */
@@ -201,7 +202,7 @@ export function describeOwnership(store: OwnershipStore): void {
       expect((await request(gw.url).get(`/v1/preview/training-jobs/${legacy}`).set(teamA)).status).toBe(404);
       expect((await request(gw.url).delete(`/admin/resources/training_job/${legacy}`).set(admin)).status).toBe(404);
       await gw.gateway.settled();
-      const today = new Date().toISOString().slice(0, 10);
+      const today = utcDay();
       const audit = await request(gw.url).get(`/admin/audit?from=${today}&to=${today}`).set(admin);
       const resourceEntries = (audit.body.data as Array<{ action: string; target: string; result: string }>).filter((e) => e.action.startsWith('resource.'));
       expect(resourceEntries.map((e) => [e.action, e.target, e.result])).toEqual([
@@ -235,10 +236,9 @@ export function describeOwnership(store: OwnershipStore): void {
     });
 
     it('counts denials by kind', async () => {
-      const metrics = (await request(gw.url).get('/metrics')).text;
-      const value = (kind: string): number => Number(new RegExp(`tollgate_ownership_denials_total\\{kind="${kind}"\\} (\\d+)`).exec(metrics)?.[1]);
-      expect(value('model')).toBeGreaterThan(0);
-      expect(value('training_job')).toBeGreaterThan(0);
+      const value = (kind: string): Promise<number> => metricValue(gw.url, `tollgate_ownership_denials_total{kind="${kind}"}`);
+      expect(await value('model')).toBeGreaterThan(0);
+      expect(await value('training_job')).toBeGreaterThan(0);
     });
   });
 }

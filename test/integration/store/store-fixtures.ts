@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { ApiKeyRecord, DurableStore, LedgerRow, ResourceRecord, StoreChange } from '../../../src/store/index.js';
 
-/** The digest of a made-up secret, as the gateway would store it. */
-export const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+/** The digest of a made-up secret, as the gateway would store it (test/helpers/keys.ts). */
+export { digest } from '../../helpers/keys.js';
 
 export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
