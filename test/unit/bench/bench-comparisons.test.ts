@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inspectCheckout } from '../../../bench/baseline-target.js';
-import type { RunSample, TargetRounds } from '../../../bench/measure.js';
-import { pairTable, versusProxyTable } from '../../../bench/report.js';
-import { readSettings } from '../../../bench/settings.js';
-import { REQUEST_HEADERS } from '../../../bench/workload.js';
+import { inspectCheckout } from '../../../bench/comparisons/baseline-target.js';
+import type { RunSample, TargetRounds } from '../../../bench/load-runs/measure.js';
+import { pairTable, versusProxyTable } from '../../../bench/load-runs/report.js';
+import { readSettings } from '../../../bench/load-runs/settings.js';
+import { REQUEST_HEADERS } from '../../../bench/load-runs/workload.js';
 
 const sample = (requestsPerSec: number, p99: number, cpuMicrosPerRequest: number): RunSample => ({
   requestsPerSec,
