@@ -21,7 +21,7 @@ export interface BaselineCheckout {
   readonly dir: string;
   /** Its commit, for captions: `665e24f`, `665e24f + uncommitted changes`, or `not a git checkout`. */
   readonly revision: string;
-  /** What is forked: its compiled dist/bench/target.js when no source is newer, else bench/target.ts through tsx. */
+  /** What is forked: its compiled dist/<bench dir>/target.js when no source is newer, else <bench dir>/target.ts through tsx. */
   readonly entry: string;
   readonly execArgv: string[];
   /** The request headers of its bench workload (its key and project header): what its target accepts. */
@@ -40,6 +40,13 @@ export interface BaselineTargets {
 
 // Our probe is .ts when this run itself goes through tsx: the child then needs tsx too.
 const PROBE = moduleUrl(import.meta.dirname, 'baseline-probe');
+
+/** Where a checkout keeps its bench target and workload: bench/load-runs/ since the bench was split into rooms, bench/ before. */
+const BENCH_DIRS = [join('bench', 'load-runs'), 'bench'] as const;
+
+function benchDirOf(dir: string): string {
+  return BENCH_DIRS.find((sub) => existsSync(join(dir, sub, 'target.ts')) || existsSync(join(dir, 'dist', sub, 'target.js'))) ?? 'bench';
+}
 
 function newestFileTime(dir: string): number {
   if (!existsSync(dir)) return 0;
@@ -64,8 +71,8 @@ const isHeaders = (value: unknown): value is Record<string, string> =>
   typeof value === 'object' && value !== null && Object.values(value).every((field) => typeof field === 'string');
 
 /** REQUEST_HEADERS of the checkout's own bench workload, read in a child in its directory; undefined when it has none. */
-function workloadHeaders(dir: string, compiled: boolean): Record<string, string> | undefined {
-  const module = compiled ? join(dir, 'dist', 'bench', 'workload.js') : join(dir, 'bench', 'workload.ts');
+function workloadHeaders(dir: string, benchDir: string, compiled: boolean): Record<string, string> | undefined {
+  const module = compiled ? join(dir, 'dist', benchDir, 'workload.js') : join(dir, benchDir, 'workload.ts');
   if (!existsSync(module)) return undefined;
   const script = `const m = await import(${JSON.stringify(pathToFileURL(module).href)}); process.stdout.write(JSON.stringify(m.REQUEST_HEADERS ?? null));`;
   try {
@@ -93,9 +100,9 @@ const FEATURES: readonly { readonly name: string; readonly configured: RegExp }[
 ];
 
 /** Our features its bench target and workload leave out, by their config keys in its source (or compiled) text. */
-function missingFeaturesOf(dir: string, compiled: boolean): string[] {
+function missingFeaturesOf(dir: string, benchDir: string, compiled: boolean): string[] {
   const text = ['target', 'workload']
-    .map((name) => (compiled ? join(dir, 'dist', 'bench', `${name}.js`) : join(dir, 'bench', `${name}.ts`)))
+    .map((name) => (compiled ? join(dir, 'dist', benchDir, `${name}.js`) : join(dir, benchDir, `${name}.ts`)))
     .filter((path) => existsSync(path))
     .map((path) => readFileSync(path, 'utf8'))
     .join('\n');
@@ -107,21 +114,22 @@ const sameHeaders = (a: Readonly<Record<string, string>>, b: Readonly<Record<str
 
 /** How to start the checkout in `dir`, and what its target expects; throws when `dir` holds no bench target. */
 export function inspectCheckout(dir: string): BaselineCheckout {
-  const compiledEntry = join(dir, 'dist', 'bench', 'target.js');
-  const sourceEntry = join(dir, 'bench', 'target.ts');
+  const benchDir = benchDirOf(dir);
+  const compiledEntry = join(dir, 'dist', benchDir, 'target.js');
+  const sourceEntry = join(dir, benchDir, 'target.ts');
   if (!existsSync(join(dir, 'node_modules'))) throw new Error(`--baseline ${dir}: no node_modules (run npm ci there first)`);
   // A stale dist would measure other code than the checkout's sources: tsx then compiles them as it loads.
   const compiled = existsSync(compiledEntry) && statSync(compiledEntry).mtimeMs >= Math.max(newestFileTime(join(dir, 'src')), newestFileTime(join(dir, 'bench')));
-  if (!compiled && !existsSync(sourceEntry)) throw new Error(`--baseline ${dir}: neither dist/bench/target.js nor bench/target.ts`);
+  if (!compiled && !existsSync(sourceEntry)) throw new Error(`--baseline ${dir}: neither dist/${benchDir}/target.js nor ${benchDir}/target.ts`);
   const entry = compiled ? compiledEntry : sourceEntry;
   const needsTsx = !compiled || runsFromSources;
-  const theirs = workloadHeaders(dir, compiled);
+  const theirs = workloadHeaders(dir, benchDir, compiled);
   const headers = theirs ?? REQUEST_HEADERS;
   const revision = revisionOf(dir);
-  log(`baseline: ${dir} (${revision}), ${compiled ? 'its compiled dist/bench/target.js' : 'bench/target.ts through tsx'}`);
-  if (!theirs) log('baseline: its bench/workload has no REQUEST_HEADERS: sending it ours');
+  log(`baseline: ${dir} (${revision}), ${compiled ? `its compiled dist/${benchDir}/target.js` : `${benchDir}/target.ts through tsx`}`);
+  if (!theirs) log(`baseline: its ${benchDir}/workload has no REQUEST_HEADERS: sending it ours`);
   else if (!sameHeaders(theirs, REQUEST_HEADERS)) log(`baseline: its request headers differ from ours: sending it its own (${Object.keys(theirs).join(', ')})`);
-  const missingFeatures = missingFeaturesOf(dir, compiled);
+  const missingFeatures = missingFeaturesOf(dir, benchDir, compiled);
   return { dir, revision, entry, execArgv: [...(needsTsx ? ['--import', 'tsx'] : []), '--import', PROBE], headers, missingFeatures };
 }
 
