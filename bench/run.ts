@@ -1,27 +1,27 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { measureBaseline } from './baseline-compare.js';
-import { startBaselineTargets } from './baseline-target.js';
-import { killChildrenOnExit, runMain, stopAll } from './children.js';
-import { measureCluster } from './cluster-compare.js';
-import { measureConnectionsSweep } from './connections-sweep.js';
-import { measureEventsPolling } from './events-polling.js';
-import { measureLedgerCost } from './ledger-cost.js';
-import { measureStreams } from './load.js';
-import { log } from './log.js';
-import { describeMachine, loadNow, repositoryRoot } from './machine.js';
-import { measureRounds, warmUp, type Target, type TargetRounds } from './measure.js';
-import { targetsTable } from './performance-targets.js';
-import { summarizeProfileFile } from './profile-summary.js';
-import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './report.js';
-import { readSettings, type Settings } from './settings.js';
-import { measureSoakRss } from './soak.js';
-import { soakSectionOf } from './soak-report.js';
-import { directTarget, startGatewayTarget, startProxyTarget, startStack, type Stack } from './stack.js';
+import { measureBaseline } from './comparisons/baseline-compare.js';
+import { startBaselineTargets } from './comparisons/baseline-target.js';
+import { killChildrenOnExit, runMain, stopAll } from './processes/children.js';
+import { measureCluster } from './comparisons/cluster-compare.js';
+import { measureConnectionsSweep } from './comparisons/connections-sweep.js';
+import { measureEventsPolling } from './comparisons/events-polling.js';
+import { measureLedgerCost } from './comparisons/ledger-cost.js';
+import { measureStreams } from './load-runs/load.js';
+import { log } from './processes/log.js';
+import { describeMachine, loadNow, repositoryRoot } from './processes/machine.js';
+import { measureRounds, warmUp, type Target, type TargetRounds } from './load-runs/measure.js';
+import { targetsTable } from './load-runs/performance-targets.js';
+import { summarizeProfileFile } from './load-runs/profile-summary.js';
+import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './load-runs/report.js';
+import { readSettings, type Settings } from './load-runs/settings.js';
+import { measureSoakRss } from './comparisons/soak-rss.js';
+import { soakSectionOf } from './soak/soak-report.js';
+import { directTarget, startGatewayTarget, startProxyTarget, startStack, type Stack } from './load-runs/stack.js';
 
 /**
  * `npm run bench`: Tollgate side by side with what it stands on (SPEC section 10). Flags and
- * environment are listed in bench/settings.ts. Markdown tables go to stdout, progress to stderr.
+ * environment are listed in bench/load-runs/settings.ts. Markdown tables go to stdout, progress to stderr.
  */
 
 type Tables = Pick<Parameters<typeof resultsDocument>[0], 'loadTable' | 'redisTable' | 'streamTable' | 'targetsTable'>;

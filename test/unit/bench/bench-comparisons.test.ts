@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inspectCheckout } from '../../../bench/baseline-target.js';
-import type { RunSample, TargetRounds } from '../../../bench/measure.js';
-import { pairTable, versusProxyTable } from '../../../bench/report.js';
-import { readSettings } from '../../../bench/settings.js';
-import { REQUEST_HEADERS } from '../../../bench/workload.js';
+import { inspectCheckout } from '../../../bench/comparisons/baseline-target.js';
+import type { RunSample, TargetRounds } from '../../../bench/load-runs/measure.js';
+import { pairTable, versusProxyTable } from '../../../bench/load-runs/report.js';
+import { readSettings } from '../../../bench/load-runs/settings.js';
+import { REQUEST_HEADERS } from '../../../bench/load-runs/workload.js';
 
 const sample = (requestsPerSec: number, p99: number, cpuMicrosPerRequest: number): RunSample => ({
   requestsPerSec,
@@ -65,15 +65,16 @@ describe('another checkout as a baseline target', () => {
     dir = undefined;
   });
 
-  const checkout = (target: string, workload: string): string => {
+  /** A checkout whose target and workload sit in `benchDir`: bench/ before the bench was split into rooms, bench/load-runs/ since. */
+  const checkout = (target: string, workload: string, benchDir = 'bench'): string => {
     dir = mkdtempSync(join(tmpdir(), 'tollgate-baseline-'));
-    mkdirSync(join(dir, 'bench'));
+    mkdirSync(join(dir, benchDir), { recursive: true });
     mkdirSync(join(dir, 'src'));
     // Its own dependencies: tsx, to read its workload, comes from ours.
     symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
-    writeFileSync(join(dir, 'bench', 'target.ts'), target);
-    writeFileSync(join(dir, 'bench', 'workload.ts'), workload);
+    writeFileSync(join(dir, benchDir, 'target.ts'), target);
+    writeFileSync(join(dir, benchDir, 'workload.ts'), workload);
     return dir;
   };
 
@@ -100,5 +101,20 @@ describe('another checkout as a baseline target', () => {
     expect(found.entry).toBe(join(path, 'dist', 'bench', 'target.js'));
     expect(found.headers).toEqual(REQUEST_HEADERS);
     expect(found.missingFeatures).toEqual([]);
+  });
+
+  it('finds the target of a checkout whose bench is split into rooms (bench/load-runs/), compiled or not', () => {
+    const path = checkout("const config = { ownership: { mode: 'on' } };", "export const REQUEST_HEADERS = { authorization: 'Bearer tg-new-key' };", join('bench', 'load-runs'));
+    const fromSources = inspectCheckout(path);
+    expect(fromSources.entry).toBe(join(path, 'bench', 'load-runs', 'target.ts'));
+    expect(fromSources.headers).toEqual({ authorization: 'Bearer tg-new-key' });
+    expect(fromSources.missingFeatures).toEqual(['usage ledger (database)', 'prices', 'cost budgets', 'request log line at info']);
+    mkdirSync(join(path, 'dist', 'bench', 'load-runs'), { recursive: true });
+    writeFileSync(join(path, 'dist', 'bench', 'load-runs', 'target.js'), "const config = { database: {}, ownership: {}, prices: {}, costPerDay: 1, level: 'info' };");
+    const past = new Date(Date.now() - 60_000);
+    for (const source of ['target.ts', 'workload.ts']) utimesSync(join(path, 'bench', 'load-runs', source), past, past);
+    const compiled = inspectCheckout(path);
+    expect(compiled.entry).toBe(join(path, 'dist', 'bench', 'load-runs', 'target.js'));
+    expect(compiled.missingFeatures).toEqual([]);
   });
 });

@@ -13,8 +13,8 @@ import {
 import { ECHO_BUDGET_BYTES } from '../../../src/validation/bounds.js';
 import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/validation/python-json-encoder.js';
 import { stringifyWithoutRecursion } from '../../../src/validation/stack-safe-stringify.js';
-import { renderFastApiJson as renderFastApiJsonBefore } from '../../../bench/baseline/unbounded-json-encoder.js';
-import { unboundedAnswer } from '../../../bench/baseline/unbounded-validation.js';
+import { renderFastApiJson as renderFastApiJsonBefore } from '../../../bench/hostile-bodies/baseline/unbounded-json-encoder.js';
+import { unboundedAnswer } from '../../../bench/hostile-bodies/baseline/unbounded-validation.js';
 import { PyFloat } from '../../../src/validation/python-value.js';
 
 // Property-based checks of the chat body checker over arbitrary bytes and JSON texts (chat

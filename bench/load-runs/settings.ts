@@ -1,0 +1,85 @@
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+/**
+ * What `npm run bench` was asked to do, as flags or environment (flags win):
+ *   --duration/BENCH_DURATION seconds per run (5), --connections/BENCH_CONNECTIONS (32),
+ *   --rounds/BENCH_ROUNDS (3), --warmup/BENCH_WARMUP seconds (2), --streams/BENCH_STREAMS
+ *   streaming requests per target (200), --write/BENCH_WRITE (1: write bench/RESULTS.md;
+ *   default only for a run with default settings and no extra measurement),
+ *   --cpu-prof/BENCH_CPU_PROF=1 (V8 CPU profiles of the gateway processes, summarised at the end).
+ * Extra measurements, off by default (each adds a minute or more):
+ *   --soak-rss/BENCH_SOAK_RSS=1 gateway RSS after 20,000 and 200,000 requests (fresh processes),
+ *   --connections-sweep/BENCH_CONNECTIONS_SWEEP=1 CPU per request at 1, 32 and 256 connections,
+ *   --cluster/BENCH_CLUSTER=1 one gateway process per core vs one process, both stores;
+ *   --workers/BENCH_CLUSTER_WORKERS processes per clustered gateway (available cores, at least 2).
+ * Comparisons, off by default, each measured in its own interleaved rounds and printed as its own table:
+ *   --baseline <dir>/BENCH_BASELINE=<dir> the gateway of another checkout of this repository
+ *     (its own bench target) as baseline-memory and baseline-redis, beside gateway-*,
+ *   --ledger-cost/BENCH_LEDGER_COST=1 gateway-redis with the usage ledger on and off,
+ *   --events/BENCH_EVENTS=1 clients polling a training job's events instead of chatting.
+ */
+
+const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
+type Numeric = keyof typeof DEFAULTS;
+
+export interface Settings extends Record<Numeric, number> {
+  readonly write: boolean;
+  readonly cpuProf: boolean;
+  readonly soakRss: boolean;
+  readonly connectionsSweep: boolean;
+  readonly cluster: boolean;
+  readonly workers: number;
+  /** Another checkout's directory (`--baseline`), or undefined. */
+  readonly baseline: string | undefined;
+  readonly ledgerCost: boolean;
+  readonly events: boolean;
+}
+
+const FLAGS = {
+  duration: { type: 'string' },
+  connections: { type: 'string' },
+  rounds: { type: 'string' },
+  warmup: { type: 'string' },
+  streams: { type: 'string' },
+  write: { type: 'string' },
+  workers: { type: 'string' },
+  'cpu-prof': { type: 'boolean' },
+  'soak-rss': { type: 'boolean' },
+  'connections-sweep': { type: 'boolean' },
+  cluster: { type: 'boolean' },
+  baseline: { type: 'string' },
+  'ledger-cost': { type: 'boolean' },
+  events: { type: 'boolean' },
+} as const;
+
+function positive(name: string, raw: string | undefined, fallback: number, minimum = 1): number {
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value < minimum) throw new Error(`bench: ${name} must be a number ≥ ${minimum}, got "${raw ?? ''}"`);
+  return value;
+}
+
+export function readSettings(argv: readonly string[] = process.argv.slice(2)): Settings {
+  const { values } = parseArgs({ args: [...argv], options: FLAGS });
+  const numbers = {} as Record<Numeric, number>;
+  for (const name of Object.keys(DEFAULTS) as Numeric[]) {
+    numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' ? 0 : 1);
+  }
+  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events'): boolean =>
+    values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
+  const workers = Math.round(positive('workers', values.workers ?? process.env.BENCH_CLUSTER_WORKERS, Math.max(2, availableParallelism()), 2));
+  const extras = {
+    cpuProf: flag('cpu-prof'),
+    soakRss: flag('soak-rss'),
+    connectionsSweep: flag('connections-sweep'),
+    cluster: flag('cluster'),
+    ledgerCost: flag('ledger-cost'),
+    events: flag('events'),
+  };
+  const baselineDir = values.baseline ?? process.env.BENCH_BASELINE;
+  const baseline = baselineDir === undefined || baselineDir === '' ? undefined : resolve(baselineDir);
+  const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]) && !Object.values(extras).some(Boolean) && !baseline;
+  const write = values.write ?? process.env.BENCH_WRITE;
+  return { ...numbers, ...extras, workers, baseline, write: write === undefined || write === '' ? isDefault : write === '1' };
+}

@@ -1,0 +1,126 @@
+import cluster from 'node:cluster';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProxyServer } from 'http-proxy-3';
+import { pino } from 'pino';
+import { createGateway } from '../../src/app.js';
+import { validateConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createGatewayServer } from '../../src/server.js';
+import { announceListening, exitWithParent } from '../processes/child-lifecycle.js';
+import { answerStatsRequests, ownStats } from '../processes/process-stats.js';
+import { runClusterPrimary } from './target-cluster.js';
+import { BENCH_KEY_SHA256, BENCH_PRICES, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHED_LIMITS } from './workload.js';
+
+/**
+ * One target under load, in its own process: `proxy` (a bare http-proxy-3 ProxyServer with a
+ * keep-alive agent, the floor of this stack) or `gateway` (Tollgate with every feature on;
+ * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise; BENCH_LEDGER=0
+ * turns the usage ledger off, for `--ledger-cost`). With BENCH_WORKERS
+ * above 1 this process is a cluster primary and that many workers serve one shared port.
+ * Every serving process answers the parent's stats requests (CPU time, memory).
+ */
+
+const kind = process.argv[2];
+const upstreamUrl = process.env.BENCH_UPSTREAM_URL ?? '';
+const redisUrl = process.env.BENCH_REDIS_URL ?? '';
+const workerCount = Number(process.env.BENCH_WORKERS ?? '1');
+const ledgerEnabled = process.env.BENCH_LEDGER !== '0';
+const features = process.env.BENCH_FEATURES ?? 'all';
+
+interface Started {
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+function startBareProxy(): Started {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' });
+  const proxy = new ProxyServer({ target: upstreamUrl, agent, xfwd: true, toProxy: true });
+  const server = createServer((req, res) => {
+    proxy.web(req, res, {}, () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+  });
+  return {
+    server,
+    async close() {
+      agent.destroy();
+    },
+  };
+}
+
+/**
+ * Tollgate with every feature of the performance issue on: static key, project header, chat
+ * validation, every limit kind on the key and on two team/project entries, reserve/settle,
+ * prices, the usage ledger (a SQLite file of its own), ownership checks of the chat model,
+ * metrics, and one request log line at `info` per request. The log goes to /dev/null through
+ * the same synchronous pino destination production uses for stdout: the line is built and
+ * written, the bench's terminal is spared.
+ */
+async function startGateway(): Promise<Started> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+  // BENCH_FEATURES=baseline: what the pre-ledger gateway's bench target had (`--baseline`'s like-for-like row).
+  const all = features !== 'baseline';
+  const limits = all ? NEVER_REACHED_LIMITS : { ...NEVER_REACHED_LIMITS, costPerDay: undefined, costPerMonth: undefined };
+  const config = validateConfig(
+    {
+      server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 1000 },
+      upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 } },
+      auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits }] },
+      metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true, ...(all ? { prices: BENCH_PRICES } : {}), ledger: { enabled: all && ledgerEnabled } },
+      database: { path: join(dataDir, 'tollgate.db') },
+      // unknown: allow, since the bench model was never created through the gateway: the lookup still runs.
+      ownership: all ? { mode: 'on', scope: 'team', unknown: 'allow' } : { mode: 'off' },
+      // closed: a Redis failure shows up as 503s instead of a silent fall-back to memory limits.
+      rateLimits: {
+        onStoreError: 'closed',
+        projects: { [`${BENCH_TEAM}/*`]: limits, [`${BENCH_TEAM}/${BENCH_PROJECT}`]: limits },
+      },
+      redis: { url: redisUrl, keyPrefix: 'tollgate-bench:' },
+      logging: { level: all ? 'info' : 'silent' },
+    },
+    'bench',
+  );
+  const logger = createLogger(config.logging.level, pino.destination({ dest: '/dev/null', sync: true }));
+  const gateway = await createGateway(config, { logger });
+  return {
+    server: createGatewayServer(config.server, gateway.handleRequest),
+    async close() {
+      await gateway.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function serve(): Promise<void> {
+  const started = kind === 'proxy' ? startBareProxy() : await startGateway();
+  const { server } = started;
+  if (kind === 'proxy') {
+    // The gateway's server takes these from its config (server.*); the bare proxy gets the same values.
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 30_000;
+  }
+  exitWithParent(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await started.close();
+  });
+  answerStatsRequests(async (gc) => ownStats(gc));
+  server.listen(0, '127.0.0.1', () => announceListening(server));
+}
+
+async function main(): Promise<void> {
+  if (!upstreamUrl) throw new Error('BENCH_UPSTREAM_URL is not set');
+  if (kind !== 'proxy' && kind !== 'gateway') throw new Error(`unknown target kind "${kind ?? ''}" (proxy | gateway)`);
+  if (!Number.isInteger(workerCount) || workerCount < 1) throw new Error(`BENCH_WORKERS must be a positive integer, got "${process.env.BENCH_WORKERS ?? ''}"`);
+  if (workerCount > 1 && cluster.isPrimary) runClusterPrimary(workerCount);
+  else await serve();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
