@@ -1,10 +1,13 @@
+import { writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
-import { metricValue, startGateway, startStack, testConfig, type RunningGateway } from '../../helpers/gateway.js';
-import { bearer, KEYS } from '../../helpers/keys.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { metricValue, startGateway, startStack, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { ADMIN_ENTRIES, bearer, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
+import { writeTempConfig } from '../../helpers/process.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { startRedisCluster } from '../../helpers/redis-cluster.js';
 
@@ -125,6 +128,60 @@ describe('bad-credential floods with auth.failureLimit: false', () => {
     await failFrom(url, V1, '203.0.113.9', 31);
     const res = await request(url).get(V1).set('x-forwarded-for', '203.0.113.9').set('authorization', bearer(KEYS.teamA));
     expect(res.status).toBe(200);
+  });
+});
+
+describe('bad-credential floods after a config reload', () => {
+  let service: FakeUpstream;
+  let inference: FakeUpstream;
+  let gw: RunningGateway;
+  let write: (failureLimit: string) => void;
+  beforeAll(async () => {
+    [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+    const databasePath = tempDatabasePath();
+    const yaml = (failureLimit: string): string => `
+server: { host: 127.0.0.1, port: 0, trustProxy: true }
+upstreams: { service: { url: "${service.url}" }, inference: { url: "${inference.url}" } }
+auth: { keys: ${JSON.stringify(KEY_ENTRIES)}, admin: { keys: ${JSON.stringify(ADMIN_ENTRIES)} }, failureLimit: ${failureLimit} }
+database: { path: "${databasePath}" }
+logging: { level: silent }
+`;
+    const path = writeTempConfig(yaml('{ perMinute: 5, blockSeconds: 60 }'));
+    write = (failureLimit) => writeFileSync(path, yaml(failureLimit));
+    gw = await startGateway(loadConfig(path), path);
+  });
+  afterAll(async () => {
+    await gw.close();
+    await Promise.all([service.close(), inference.close()]);
+  });
+
+  const reload = async (): Promise<void> => {
+    const res = await request(gw.url).post('/admin/config/reload').set('x-forwarded-for', '192.0.2.250').set('authorization', bearer(KEYS.admin));
+    expect(res.status).toBe(200);
+  };
+  const valid = () => request(gw.url).get(V1).set('x-forwarded-for', '203.0.113.90').set('authorization', bearer(KEYS.teamA));
+
+  it('applies a new perMinute and blockSeconds to the next request, keeping the counts so far, and turns off with false', async () => {
+    await failFrom(gw.url, V1, '203.0.113.90', 2);
+    expect((await valid()).status).toBe(200);
+
+    write('{ perMinute: 2, blockSeconds: 30 }');
+    await reload();
+    // Its two failures so far reach the new limit: refused until their minute ends.
+    const refused = await valid();
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('60');
+    expect(refused.body).toEqual(throttled(2, '1m0s'));
+    // An address that reaches it now is blocked for the new blockSeconds.
+    await failFrom(gw.url, V1, '203.0.113.91', 2);
+    const blocked = await request(gw.url).get(V1).set('x-forwarded-for', '203.0.113.91').set('authorization', bearer(KEYS.teamA));
+    expect(blocked.status).toBe(429);
+    expect(blocked.headers['retry-after']).toBe('30');
+    expect(blocked.body).toEqual(throttled(2, '30s'));
+
+    write('false');
+    await reload();
+    expect((await valid()).status).toBe(200);
   });
 });
 
