@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
-import { AUTH_FAILURE_REASONS, KeyAdmin, RuntimeKeys, startKeySync } from './auth/index.js';
+import { AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeKeys, startKeySync } from './auth/index.js';
 import { ConfigError, loadConfig, storeMode, type Config } from './config/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
 import { asGatewayError, GatewayError, writeError } from './errors.js';
@@ -119,6 +119,11 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     onStoreError,
     onRejected: (scope, limit) => metrics.recordRejection(scope, limit),
   });
+  const authFailureLimit = new AuthFailureLimit(initial.auth.failureLimit, redis, {
+    keyPrefix: initial.redis.keyPrefix,
+    replySilenceMs: initial.redis.commandTimeoutMs,
+    onStoreError: () => onStoreError('redis'),
+  });
   const durable = createDurableParts(initial, logger, metrics);
   const bufferBudget = new BufferBudget(initial.server.maxBufferedBytes);
   metrics.watchBufferedBytes(() => bufferBudget.used);
@@ -131,6 +136,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     ownership: durable.ownership,
     bufferBudget,
     routes: createRouteTable(),
+    authFailureLimit,
   };
 
   await durable.handle.open();
@@ -147,6 +153,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
       const previous = live;
       live = await buildLive(applied, services, previous);
       limiter.configure(applied);
+      authFailureLimit.configure(applied.auth.failureLimit);
       bufferBudget.max = applied.server.maxBufferedBytes;
       durable.configureLedger(applied.metering.ledger);
       logger.level = applied.logging.level;
@@ -168,6 +175,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
   const app = createOperationsApp({
     current: () => live,
     limiter,
+    authFailureLimit,
     metrics,
     logger,
     handle: durable.handle,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createAuthenticator, type Authenticator, type RuntimeKeys } from './auth/index.js';
+import { createAuthenticator, type AuthFailureLimit, type Authenticator, type RuntimeKeys } from './auth/index.js';
 import type { Config } from './config/index.js';
 import type { Limiter } from './limits/index.js';
 import { createPriceBook, type Ledger, type PriceBook } from './metering/index.js';
@@ -19,6 +19,8 @@ export interface Services {
   readonly ownership: OwnershipRegistry;
   readonly bufferBudget: BufferBudget;
   readonly routes: RouteTable;
+  /** Bad-credential counts per client address: they outlive reloads. */
+  readonly authFailureLimit: AuthFailureLimit;
 }
 
 /**

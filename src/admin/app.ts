@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import type { Authenticator, KeyAdmin } from '../auth/index.js';
+import type { AuthFailureLimit, Authenticator, KeyAdmin } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { asGatewayError, GatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
@@ -32,6 +32,8 @@ export interface CurrentConfig {
 export interface OperationsAppDeps {
   readonly current: () => CurrentConfig;
   readonly limiter: Limiter;
+  /** Bad-credential counts per client address, shared with /v1 (SPEC 15). */
+  readonly authFailureLimit: AuthFailureLimit;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly handle: StoreHandle;
@@ -116,7 +118,7 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
       next(new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${allow}.`, { allow }));
     });
   }
-  const admin = requireAdmin(() => deps.current().authenticator, deps.metrics);
+  const admin = requireAdmin(deps.current, deps.authFailureLimit, deps.metrics);
   for (const [path] of knownPaths(null)) if (path.startsWith('/admin/')) app.all(path, admin);
   const usage = { handle: deps.handle, ledger: deps.ledger, currency: () => deps.current().config.metering.prices.currency };
   app.get('/admin/usage', usageHandler(usage));

@@ -6,6 +6,8 @@ import type { RuntimeKeys } from './runtime-keys.js';
 import { sha256Hex, StaticKeyTable } from './static-keys.js';
 
 export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './failure.js';
+export { AuthFailureLimit, type AuthFailureLimitOptions } from './failure-limit.js';
+export { clientAddress } from './client-address.js';
 export type { Principal, ProjectRef } from './principal.js';
 export { RuntimeKeys, type RuntimeKey } from './runtime-keys.js';
 export { startKeySync, type KeySync, type KeySyncOptions } from './key-sync.js';

@@ -4,7 +4,7 @@ import { configSchema, type Config } from './schema.js';
 
 export { limitSetSchema, namePart, storeMode } from './schema.js';
 
-export type { Config, LimitSet, StaticKeyConfig, JwtConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
+export type { Config, LimitSet, StaticKeyConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 
 /** A configuration problem: one line naming the key path and what is wrong. */
 export class ConfigError extends Error {

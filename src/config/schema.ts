@@ -120,6 +120,21 @@ export type JwtConfig = z.infer<typeof jwtSchema>;
 
 const adminKeySchema = z.object({ id: z.string().min(1), sha256: sha256Hex }).strict();
 
+const FAILURE_LIMIT_DEFAULTS = { perMinute: 30, blockSeconds: 60 };
+/**
+ * SPEC 15: past `perMinute` 401s from one client address, that address is refused (429) for
+ * `blockSeconds`. `false` or null turns it off (e.g. behind a proxy that hides client addresses).
+ */
+const failureLimitSchema = z
+  .union([
+    z.object({ perMinute: positiveInt.default(FAILURE_LIMIT_DEFAULTS.perMinute), blockSeconds: positiveInt.default(FAILURE_LIMIT_DEFAULTS.blockSeconds) }).strict(),
+    z.literal(false),
+    z.null(),
+  ])
+  .default(FAILURE_LIMIT_DEFAULTS)
+  .transform((limit) => (limit === false ? null : limit));
+export type FailureLimitConfig = z.infer<typeof failureLimitSchema>;
+
 export const configSchema = z
   .object({
     server: z
@@ -163,6 +178,7 @@ export const configSchema = z
           .object({ keys: z.array(adminKeySchema).nullish().transform((v) => v ?? []) })
           .strict()
           .prefault({}),
+        failureLimit: failureLimitSchema,
       })
       .strict()
       .prefault({}),

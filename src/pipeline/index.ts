@@ -1,5 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Authenticator } from '../auth/index.js';
+import { clientAddress, type AuthFailureLimit, type Authenticator } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import type { Limiter } from '../limits/index.js';
 import { requestIdFor } from '../observability/index.js';
@@ -18,6 +18,8 @@ import { checkOwnership } from './ownership.js';
 export interface PipelineDeps extends CompletionDeps {
   readonly config: Config;
   readonly authenticator: Authenticator;
+  /** Refuses addresses that sent too many bad credentials, before any key check (SPEC 15). */
+  readonly authFailureLimit: AuthFailureLimit;
   readonly limiter: Limiter;
   readonly upstreams: Readonly<Record<UpstreamName, Upstream>>;
   /** Bytes of chat bodies held at once, across requests (`server.maxBufferedBytes`). */
@@ -61,7 +63,8 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   };
 
   const identify = async (req: IncomingMessage): Promise<Caller> => {
-    const principal = await deps.authenticator.authenticate(req.headers.authorization);
+    const address = clientAddress(req, config.server.trustProxy);
+    const principal = await deps.authFailureLimit.guard(address, () => deps.authenticator.authenticate(req.headers.authorization));
     const value = req.headers[projectHeader];
     const project = resolveProject(principal, Array.isArray(value) ? value[0] : value, config.metering.projectHeader);
     return { principal, project };

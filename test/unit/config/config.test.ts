@@ -36,6 +36,15 @@ describe('parseConfig', () => {
     expect(config.rateLimits).toEqual({ onStoreError: 'open', defaultCompletionTokens: 1024, concurrencyLeaseMs: 30000, projects: {} });
     expect(config.redis).toEqual({ url: '', keyPrefix: 'tollgate:', commandTimeoutMs: 100 });
     expect(config.metrics).toEqual({ path: '/metrics', port: null, bearerToken: null, maxTeamProjects: 500 });
+    expect(config.auth.failureLimit).toEqual({ perMinute: 30, blockSeconds: 60 });
+  });
+
+  it.each([
+    ['false', 'false', null],
+    ['null', 'null', null],
+    ['one number', '{perMinute: 5}', { perMinute: 5, blockSeconds: 60 }],
+  ])('reads auth.failureLimit: %s', (_name, value, expected) => {
+    expect(parseConfig(`${minimal}auth: {failureLimit: ${value}}`, {}).auth.failureLimit).toEqual(expected);
   });
 
   it('applies HOST, PORT, SERVICE_URL, INFERENCE_URL, REDIS_URL and LOG_LEVEL overrides', () => {
@@ -74,6 +83,7 @@ describe('parseConfig', () => {
     ['a Redis URL that is not one', `${minimal}redis: {url: "localhost:6379"}`, 'config: redis.url: must be empty (in-memory store) or a redis:// or rediss:// URL'],
     ['a cluster node that is not an address', `${minimal}redis: {cluster: ["redis://a:1", "b"]}`, 'config: redis.cluster[1]: must be a node address: redis://[user:pass@]host:port or host:port'],
     ['a requestTimeoutMs shorter than headersTimeoutMs', `${minimal}server: {headersTimeoutMs: 30000, requestTimeoutMs: 5000}`, 'config: server.requestTimeoutMs: must be 0 (off) or at least headersTimeoutMs'],
+    ['a failureLimit of 0 per minute', `${minimal}auth: {failureLimit: {perMinute: 0}}`, 'config: auth.failureLimit.perMinute: Too small: expected number to be >0'],
     ['a duplicate key id', `${minimal}auth: {keys: [{id: k, sha256: "${'a'.repeat(64)}", team: t}, {id: k, sha256: "${'b'.repeat(64)}", team: t}]}`, 'config: auth.keys[1].id: duplicate key id "k"'],
   ])('rejects %s with one line naming the key path', (_name, yaml, message) => {
     expect(() => parseConfig(yaml, {})).toThrow(new ConfigError(message));
