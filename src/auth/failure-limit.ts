@@ -7,6 +7,8 @@ import { AuthFailure } from './failure.js';
 /** What the limiters are built with while the limit is off, so a reload can turn it on. */
 const DEFAULT_LIMIT = { perMinute: 30, blockSeconds: 60 } as const;
 const WINDOW_SECONDS = 60;
+/** Addresses remembered as having failed; past it the oldest is forgotten (its count stays in the limiter). */
+const MAX_SUSPECTS = 100_000;
 
 export interface AuthFailureLimitOptions {
   /** `redis.keyPrefix`: counters are `<prefix>auth-failures:<address>`. */
@@ -26,6 +28,8 @@ export interface AuthFailureLimitOptions {
 export class AuthFailureLimit {
   private readonly insurance: RateLimiterMemory;
   private readonly limiter: RateLimiterMemory | RateLimiterRedis;
+  /** Addresses that failed on this instance within a window and a block: the only ones looked up before their key check. */
+  private readonly suspects = new RecentAddresses(MAX_SUSPECTS);
 
   constructor(
     private settings: FailureLimitConfig,
@@ -55,17 +59,23 @@ export class AuthFailureLimit {
   /**
    * Runs `authenticate` for a request from `address` unless that address is blocked (throws the
    * 429 AuthFailure `throttled`, without calling it). A 401 it throws counts against the address.
+   * Only an address that failed here lately is looked up before its key check: the requests of
+   * clients with good keys cost no Redis command. An address blocked through failures on other
+   * instances is refused here from its first failure on this one.
    */
-  async guard<T>(address: string, authenticate: () => Promise<T>): Promise<T> {
+  guard<T>(address: string, authenticate: () => Promise<T>): Promise<T> {
     const settings = this.settings;
     if (settings === null) return authenticate();
-    await this.refuseIfBlocked(address, settings.perMinute);
-    try {
-      return await authenticate();
-    } catch (err) {
-      if (err instanceof AuthFailure && err.status === 401) await this.recordFailure(address, settings);
-      throw err;
+    const checked = this.suspects.has(address, Date.now()) ? this.refuseIfBlocked(address, settings.perMinute).then(authenticate) : authenticate();
+    return checked.catch((err: unknown) => this.countFailure(address, settings, err));
+  }
+
+  private async countFailure(address: string, settings: NonNullable<FailureLimitConfig>, err: unknown): Promise<never> {
+    if (err instanceof AuthFailure && err.status === 401) {
+      this.suspects.add(address, Date.now() + (WINDOW_SECONDS + settings.blockSeconds) * 1000);
+      await this.recordFailure(address, settings);
     }
+    throw err;
   }
 
   private async refuseIfBlocked(address: string, perMinute: number): Promise<void> {
@@ -140,5 +150,26 @@ function boundByReplyDeadline(limiter: RateLimiterRedis, deadline: ReplyDeadline
         throw err;
       }
     };
+  }
+}
+
+/** Addresses with an expiry, oldest first (a Map keeps insertion order), bounded in number. */
+class RecentAddresses {
+  private readonly until = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  has(address: string, now: number): boolean {
+    const until = this.until.get(address);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.until.delete(address);
+    return false;
+  }
+
+  add(address: string, until: number): void {
+    this.until.delete(address);
+    this.until.set(address, until);
+    if (this.until.size > this.max) this.until.delete(this.until.keys().next().value as string);
   }
 }
