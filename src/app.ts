@@ -99,7 +99,7 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
     maxBuffered: () => ledgerSettings.maxBufferedRows,
     onDropped: (row, reason) => {
       metrics.recordUsageRowDropped();
-      logger.error({ requestId: row.requestId, team: row.team, project: row.project, reason }, 'usage ledger row dropped: the database was away too long');
+      logger.error({ rowId: row.id, requestId: row.requestId, team: row.team, project: row.project, reason }, 'usage ledger row dropped: the database was away too long');
     },
     onDatabaseError,
   });

@@ -3,6 +3,7 @@ import type { Ledger } from '../metering/index.js';
 import { formatNanos, nanosToAmount } from '../money.js';
 import { DatabaseUnavailableError, InvalidCursorError, type LedgerRow, type StoreHandle, type UsageAggregate } from '../store/index.js';
 import { databaseUnavailable } from './audit.js';
+import { CsvNumber, toCsv } from './csv.js';
 import { invalidQuery } from './request.js';
 import { csvRequested, parseLedgerPageQuery, parseUsageQuery } from './usage-query.js';
 
@@ -36,9 +37,10 @@ function usageRow(aggregate: UsageAggregate): Record<string, string | number> {
   };
 }
 
-/** A ledger row as the API answers it (SPEC 14.1). */
+/** A ledger row as the API answers it (SPEC 14.1): `id` is the gateway's, unique; `request_id` the client's. */
 function ledgerRow(row: LedgerRow): Record<string, string | number | boolean> {
   return {
+    id: row.id,
     request_id: row.requestId,
     at: row.at,
     team: row.team,
@@ -58,20 +60,6 @@ function ledgerRow(row: LedgerRow): Record<string, string | number | boolean> {
   };
 }
 
-/** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
-const csvField = (value: string | number): string => {
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-};
-
-function toCsv(rows: readonly Record<string, string | number>[], aggregates: readonly UsageAggregate[], columns: readonly string[]): string {
-  const lines = [columns.join(',')];
-  rows.forEach((row, i) => {
-    // Cost as a plain decimal (never 6e-7) for spreadsheets.
-    lines.push(columns.map((column) => csvField(column === 'cost' ? formatNanos(aggregates[i]!.costNanos) : (row[column] ?? ''))).join(','));
-  });
-  return `${lines.join('\r\n')}\r\n`;
-}
 
 const wants = (req: Request, type: string): boolean => (req.headers.accept ?? '').split(',').some((part) => part.split(';')[0]!.trim().toLowerCase() === type);
 
@@ -92,7 +80,9 @@ export function usageHandler(deps: UsageDeps): RequestHandler {
       const rows = aggregates.map(usageRow);
       if (csv || wants(req, 'text/csv')) {
         const columns = ['team', 'project', ...(query.groupBy ? [query.groupBy] : []), 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost'];
-        res.type('text/csv; charset=utf-8').send(toCsv(rows, aggregates, columns));
+        // Cost as a plain decimal (never 6e-7) for spreadsheets.
+        const cells = rows.map((row, i) => ({ ...row, cost: new CsvNumber(formatNanos(aggregates[i]!.costNanos)) }));
+        res.type('text/csv; charset=utf-8').send(toCsv(columns, cells));
         return;
       }
       res.json({ object: 'list', currency: deps.currency(), data: rows });

@@ -9,4 +9,4 @@ export type { Usage } from './usage.js';
 export { chargeFor, type Charge, type ChargeBasis } from './charge.js';
 export { createPriceBook, type Price, type PriceBook } from './prices.js';
 export { forceStreamUsage, type ForcedBody } from './force-stream-usage.js';
-export { Ledger, type LedgerOptions } from './ledger.js';
+export { Ledger, type LedgerEntry, type LedgerOptions } from './ledger.js';

@@ -1,5 +1,9 @@
 import { DAY_MS } from '../calendar.js';
 import { BatchWriter, type LedgerRow, type StoreHandle } from '../store/index.js';
+import { newLedgerRowId } from './ledger-row-id.js';
+
+/** What a request hands the ledger: a row without its id, which the ledger makes. */
+export type LedgerEntry = Omit<LedgerRow, 'id'>;
 
 export interface LedgerOptions {
   /** Whether rows are written at all (`metering.ledger.enabled`, reloadable). */
@@ -15,8 +19,9 @@ export interface LedgerOptions {
 /**
  * The usage ledger's writer (SPEC 14.1): one row per request on a limited route, written in
  * batches off the request path. Rows wait in a bounded buffer (and are retried) while the
- * database is away; a batch retried after a lost reply is not counted twice (rows are unique by
- * request id). Deletes rows past the retention once a day.
+ * database is away. Each row gets an id made here, once per request: a batch retried after a lost
+ * reply is not counted twice (rows are unique by that id), while requests that share an
+ * x-request-id, even identical ones, are rows of their own. Deletes rows past the retention once a day.
  */
 export class Ledger {
   private readonly writer: BatchWriter<LedgerRow>;
@@ -36,9 +41,9 @@ export class Ledger {
     this.retention.unref();
   }
 
-  /** Adds a row (unless the ledger is turned off); never blocks, never throws. */
-  record(row: LedgerRow): void {
-    if (this.options.enabled()) this.writer.add(row);
+  /** Adds the row of one request (unless the ledger is turned off); never blocks, never throws. */
+  record(entry: LedgerEntry): void {
+    if (this.options.enabled()) this.writer.add({ ...entry, id: newLedgerRowId() });
   }
 
   /** Rows not written yet (buffered while the database is away). */

@@ -84,6 +84,9 @@ export interface AuditQuery {
 
 /** One metered request (SPEC 14.1). */
 export interface LedgerRow {
+  /** Made by the gateway for this request (UUIDv7): the row's key, and what tells a retried batch from a new request. */
+  id: string;
+  /** The x-request-id the client got: its own when it sent one, so shared by any requests that reused it. */
   requestId: string;
   at: string;
   team: string;
@@ -214,10 +217,10 @@ export interface DurableStore {
   /** Entries in time order. */
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
 
-  /** Inserts in one transaction; a requestId present already is skipped. Answers how many were new. */
+  /** Inserts in one transaction; a row whose id is present already (a retried batch) is skipped. Answers how many were new. */
   insertLedgerRows(rows: readonly LedgerRow[]): Promise<number>;
   aggregateUsage(query: UsageAggregateQuery): Promise<UsageAggregate[]>;
-  /** Rows in time order (at, then requestId), by keyset. */
+  /** Rows in time order (at, then id), by keyset. */
   pageLedger(query: LedgerPageQuery): Promise<LedgerPage>;
   /** Deletes rows older than `instant` (retention); answers how many. */
   deleteLedgerBefore(instant: string): Promise<number>;

@@ -97,6 +97,51 @@ async function createLedger(db: Kysely<Database>, c: ColumnTypes): Promise<void>
   await db.schema.createIndex('ledger_key_at').on('ledger').columns(['key_id', 'at', 'request_id']).execute();
 }
 
+/** The ledger's columns in version 1: all of version 2's but `id`. */
+const LEDGER_V1_COLUMNS = [
+  'request_id', 'at', 'team', 'project', 'key_id', 'route', 'method', 'status', 'model',
+  'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_nanos', 'estimated', 'request_bytes', 'duration_ms',
+] as const;
+
+/**
+ * Version 2 (SPEC 14.1): a row is keyed by an id the gateway makes per request, not by the
+ * client's x-request-id, which requests may share. SQLite cannot change a primary key in place,
+ * so the table is rebuilt (the same on both databases). A row kept from version 1 takes its
+ * request id — unique until now — as its id, so a cursor handed out before still points at it.
+ */
+async function keyLedgerByRowId(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('ledger_next')
+    .addColumn('id', c.text, (col) => col.notNull())
+    .addColumn('request_id', c.text, (col) => col.notNull())
+    .addColumn('at', c.timestamp, (col) => col.notNull())
+    .addColumn('team', c.text, (col) => col.notNull())
+    .addColumn('project', c.text, (col) => col.notNull())
+    .addColumn('key_id', c.text, (col) => col.notNull())
+    .addColumn('route', c.text, (col) => col.notNull())
+    .addColumn('method', c.text, (col) => col.notNull())
+    .addColumn('status', c.integer, (col) => col.notNull())
+    .addColumn('model', c.text, (col) => col.notNull())
+    .addColumn('prompt_tokens', c.integer, (col) => col.notNull())
+    .addColumn('completion_tokens', c.integer, (col) => col.notNull())
+    .addColumn('total_tokens', c.integer, (col) => col.notNull())
+    .addColumn('cost_nanos', c.bigint, (col) => col.notNull())
+    .addColumn('estimated', c.flag, (col) => col.notNull())
+    .addColumn('request_bytes', c.bigint, (col) => col.notNull())
+    .addColumn('duration_ms', c.integer, (col) => col.notNull())
+    // The key makes a retried batch insert nothing twice (ON CONFLICT (id) DO NOTHING).
+    .addPrimaryKeyConstraint('ledger_row_id', ['id'])
+    .execute();
+  const columns = sql.join(LEDGER_V1_COLUMNS.map((column) => sql.ref(column)));
+  await sql`insert into ledger_next (id, ${columns}) select request_id, ${columns} from ledger`.execute(db);
+  await db.schema.dropTable('ledger').execute();
+  await db.schema.alterTable('ledger_next').renameTo('ledger').execute();
+  // As in version 1, each index ends in the page order, now (at, id).
+  await db.schema.createIndex('ledger_at').on('ledger').columns(['at', 'id']).execute();
+  await db.schema.createIndex('ledger_team_at').on('ledger').columns(['team', 'at', 'id']).execute();
+  await db.schema.createIndex('ledger_key_at').on('ledger').columns(['key_id', 'at', 'id']).execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -107,6 +152,11 @@ export const MIGRATIONS: readonly Migration[] = [
       await createAuditLog(db, columns);
       await createLedger(db, columns);
     },
+  },
+  {
+    version: 2,
+    description: 'ledger rows keyed by a gateway-made id; request_id no longer unique',
+    up: keyLedgerByRowId,
   },
 ];
 

@@ -12,6 +12,7 @@ import type { Database } from './schema.js';
 
 /** The SQL type of each ledger column, as an array parameter of `unnest`. */
 const LEDGER_ARRAY_TYPES: Record<(typeof LEDGER_COLUMNS)[number], string> = {
+  id: 'text[]',
   request_id: 'text[]',
   at: 'timestamptz[]',
   team: 'text[]',
@@ -32,14 +33,14 @@ const LEDGER_ARRAY_TYPES: Record<(typeof LEDGER_COLUMNS)[number], string> = {
 
 /**
  * A batch of ledger rows as one array per column, spread by `unnest`: the statement's text is
- * the same for every batch (16 parameters, not 16 per row), so the gateway compiles no
+ * the same for every batch (17 parameters, not 17 per row), so the gateway compiles no
  * thousand-placeholder INSERT per batch and PostgreSQL parses one short statement.
  */
 const insertLedgerByColumns: LedgerInserter = async (trx, values) => {
   const arrays = LEDGER_COLUMNS.map((column) => sql`${values.map((value) => value[column])}::${sql.raw(LEDGER_ARRAY_TYPES[column])}`);
-  const result = await sql<{ request_id: string }>`insert into ledger (${sql.join(LEDGER_COLUMNS.map((column) => sql.ref(column)))})
-    select * from unnest(${sql.join(arrays)}) on conflict (request_id) do nothing returning request_id`.execute(trx);
-  return new Set(result.rows.map((row) => row.request_id));
+  const result = await sql`insert into ledger (${sql.join(LEDGER_COLUMNS.map((column) => sql.ref(column)))})
+    select * from unnest(${sql.join(arrays)}) on conflict (id) do nothing`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
 };
 
 export interface PostgresBackendSettings {

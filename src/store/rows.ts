@@ -55,6 +55,7 @@ export function auditEntryFrom(row: Selectable<AuditLogTable>): AuditEntry {
 
 export function ledgerRowFrom(row: Selectable<LedgerTable>): LedgerRow {
   return {
+    id: row.id,
     requestId: row.request_id,
     at: isoInstant(row.at),
     team: row.team,

@@ -60,6 +60,7 @@ export interface AuditLogTable {
 }
 
 export interface LedgerTable {
+  id: string;
   request_id: string;
   at: Timestamp;
   team: string;

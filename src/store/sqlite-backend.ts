@@ -51,13 +51,11 @@ function openFile(path: string, timeoutMs: number): Sqlite.Database {
  */
 function ledgerInserter(file: Sqlite.Database): LedgerInserter {
   const insert = file.prepare(
-    `insert into ledger (${LEDGER_COLUMNS.join(', ')}) values (${LEDGER_COLUMNS.map(() => '?').join(', ')}) on conflict (request_id) do nothing`,
+    `insert into ledger (${LEDGER_COLUMNS.join(', ')}) values (${LEDGER_COLUMNS.map(() => '?').join(', ')}) on conflict (id) do nothing`,
   );
   return async (_trx, values) => {
-    const written = new Set<string>();
-    for (const value of values) {
-      if (insert.run(LEDGER_COLUMNS.map((column) => value[column])).changes === 1) written.add(value.request_id);
-    }
+    let written = 0;
+    for (const value of values) written += insert.run(LEDGER_COLUMNS.map((column) => value[column])).changes;
     return written;
   };
 }

@@ -1,8 +1,11 @@
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 
-/** One relayed connection; once stalled it stays open and silent for good. */
+/** One relayed connection; once stalled it stays open and silent for good; once deaf it forwards the client's bytes but none of the answers. */
 interface Relay {
   stalled: boolean;
+  deaf: boolean;
+  /** The client's last bytes, so a marker split across two chunks is still seen. */
+  tail: string;
 }
 
 /**
@@ -10,12 +13,16 @@ interface Relay {
  * refuses new ones (the server is gone); `stall` makes every connection, open or new, drop all
  * bytes silently while staying open (a dead network behind a live middlebox: no error, no
  * close); `restore` relays new connections again — stalled ones stay silent.
+ * `loseRepliesAfter(marker)` lets one statement through and loses its answer: the first
+ * connection to send `marker` (e.g. `commit`) gets nothing back from then on, so the server
+ * does the work while the client never hears that it did (a reply lost on the way).
  */
 export class TcpProxy {
   private mode: 'relay' | 'stall' | 'cut' = 'relay';
   private readonly sockets = new Set<Socket>();
   private readonly relays = new Set<Relay>();
   private server: Server | undefined;
+  private replyLossMarker: string | undefined;
   port = 0;
 
   constructor(
@@ -33,21 +40,38 @@ export class TcpProxy {
   private accept(client: Socket): void {
     this.track(client);
     if (this.mode !== 'relay') return; // stalled: accepted, never answered
-    const relay: Relay = { stalled: false };
+    const relay: Relay = { stalled: false, deaf: false, tail: '' };
     this.relays.add(relay);
     const upstream = connect(this.targetPort, this.targetHost);
     this.track(upstream);
-    client.on('data', (chunk) => {
-      if (!relay.stalled) upstream.write(chunk);
+    client.on('data', (chunk: Buffer) => {
+      if (relay.stalled) return;
+      this.watchForMarker(relay, chunk);
+      upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
-      if (!relay.stalled) client.write(chunk);
+      if (!relay.stalled && !relay.deaf) client.write(chunk);
     });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => {
       client.destroy();
       this.relays.delete(relay);
     });
+  }
+
+  private watchForMarker(relay: Relay, chunk: Buffer): void {
+    const marker = this.replyLossMarker;
+    if (marker === undefined) return;
+    const seen = relay.tail + chunk.toString('latin1');
+    relay.tail = seen.slice(-marker.length);
+    if (!seen.includes(marker)) return;
+    relay.deaf = true;
+    this.replyLossMarker = undefined;
+  }
+
+  /** The next connection to send `marker` loses every answer from then on (once; see the class comment). */
+  loseRepliesAfter(marker: string): void {
+    this.replyLossMarker = marker;
   }
 
   private track(socket: Socket): void {

@@ -133,7 +133,8 @@ describe('usage metering across two gateway instances', () => {
     expect(res.body.error.type).toBe('invalid_request_error');
   });
 
-  it('bills every request of a client that reuses one x-request-id: each has its row, the repeats as <id>#2, <id>#3', async () => {
+  // SPEC 14.1 changed: the repeats keep the client's id as request_id (no more <id>#2, <id>#3); rows differ by the gateway's id.
+  it('bills every request of a client that reuses one x-request-id: each has its row under that id, told apart by the gateway-made id', async () => {
     for (const [gw, reported] of [[0, '5,1'], [1, '6,2'], [0, '7,3']] as const) {
       const res = await chat(gateways[gw]!, KEYS.teamB, 'team-b/reuse', 'qwen-14b', reported).set('x-request-id', 'client-fixed-id');
       expect(res.status).toBe(200);
@@ -143,7 +144,9 @@ describe('usage metering across two gateway instances', () => {
     const totals = await usage(`from=${today}&to=${today}&team=team-b&project=reuse`);
     expect(totals.body.data).toEqual([{ team: 'team-b', project: 'reuse', requests: 3, prompt_tokens: 18, completion_tokens: 6, total_tokens: 24, cost: 0 }]);
     const rows = await request(gateways[0]!.url).get(`/admin/usage/requests?from=${today}&to=${today}&team=team-b&project=reuse`).set('authorization', bearer(KEYS.admin));
-    expect((rows.body.data as Array<{ request_id: string }>).map((row) => row.request_id).sort()).toEqual(['client-fixed-id', 'client-fixed-id#2', 'client-fixed-id#3']);
+    const data = rows.body.data as Array<{ id: string; request_id: string }>;
+    expect(data.map((row) => row.request_id)).toEqual(['client-fixed-id', 'client-fixed-id', 'client-fixed-id']);
+    expect(new Set(data.map((row) => row.id)).size).toBe(3);
   });
 
   it('keeps usage totals through a Redis restart: Redis holds only limit counters', async () => {

@@ -175,7 +175,7 @@ logging: { level: warn }
     const lines = first.text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toHaveLength(5);
     expect(Object.keys(lines[0]!)).toEqual([
-      'request_id', 'at', 'team', 'project', 'key', 'route', 'method', 'status', 'model',
+      'id', 'request_id', 'at', 'team', 'project', 'key', 'route', 'method', 'status', 'model',
       'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost', 'estimated', 'request_bytes', 'duration_ms',
     ]);
     expect(first.headers['x-has-more']).toBe('true');

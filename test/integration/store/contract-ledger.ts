@@ -62,19 +62,68 @@ export function describeLedgerContract({ store }: ContractContext): void {
       ]);
     });
 
-    it('records every request of a client that reuses its x-request-id, as <id>#2, #3, …, and still writes a retried batch once', async () => {
-      const first = ledgerRow({ requestId: 'same', at: '2025-01-15T12:00:00.000Z', costNanos: 1 });
-      const second = ledgerRow({ requestId: 'same', at: '2025-01-15T12:00:01.000Z', costNanos: 2 });
-      const third = ledgerRow({ requestId: 'same', at: '2025-01-15T12:00:02.000Z', costNanos: 4 });
+    // SPEC 14.1 changed: repeats of an x-request-id keep it as their request_id (no more `<id>#2`, `#3`, …);
+    // rows are told apart, and retried batches recognised, by the id the gateway made for each.
+    it('records every request of a client that reuses its x-request-id under that id, and still writes a retried batch once', async () => {
+      const first = ledgerRow({ id: 'row-1', requestId: 'same', at: '2025-01-15T12:00:00.000Z', costNanos: 1 });
+      const second = ledgerRow({ id: 'row-2', requestId: 'same', at: '2025-01-15T12:00:01.000Z', costNanos: 2 });
+      const third = ledgerRow({ id: 'row-3', requestId: 'same', at: '2025-01-15T12:00:02.000Z', costNanos: 4 });
       expect(await store().insertLedgerRows([first, second])).toBe(2);
       expect(await store().insertLedgerRows([first, second, third])).toBe(1);
       expect(await store().insertLedgerRows([third, second, first])).toBe(0);
       const page = await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10 });
-      expect(page.rows.map((row) => [row.requestId, row.costNanos])).toEqual([
-        ['same', 1],
-        ['same#2', 2],
-        ['same#3', 4],
+      expect(page.rows.map((row) => [row.id, row.requestId, row.costNanos])).toEqual([
+        ['row-1', 'same', 1],
+        ['row-2', 'same', 2],
+        ['row-3', 'same', 4],
       ]);
+    });
+
+    it('keeps identical requests of the same millisecond as rows of their own, and writes their retried batch once', async () => {
+      const twins = ['b', 'c', 'a'].map((id) => ledgerRow({ id, requestId: 'same' }));
+      expect(await store().insertLedgerRows(twins)).toBe(3);
+      expect(await store().insertLedgerRows([...twins].reverse())).toBe(0);
+      const page = await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10 });
+      expect(page.rows).toEqual([twins[2], twins[0], twins[1]]);
+      expect(await store().aggregateUsage({ from: '2025-01-15', to: '2025-01-15' })).toEqual([{ team: 'team-a', project: 'prod', ...sums(3, 300, 60, 360, 3 * 9_400) }]);
+    });
+
+    it('writes a request under its own x-request-id whatever ids were taken before (X, X#2 … X#1000)', async () => {
+      const seeded = Array.from({ length: 1000 }, (_, i) => ledgerRow({ id: `seed-${String(i).padStart(4, '0')}`, requestId: i === 0 ? 'X' : `X#${i + 1}` }));
+      expect(await store().insertLedgerRows(seeded)).toBe(1000);
+      const late = ledgerRow({ id: 'late', requestId: 'X', at: '2025-01-15T13:00:00.000Z', costNanos: 7 });
+      expect(await store().insertLedgerRows([late])).toBe(1);
+      const first = await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 1000 });
+      const second = await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 1000, after: first.lastId! });
+      expect([first.rows.length, first.hasMore]).toEqual([1000, true]);
+      expect(second.rows).toEqual([late]);
+      expect(second.hasMore).toBe(false);
+    });
+
+    it('pages 2,500 rows that share 5 request ids, three to an instant: each row once, in (at, id) order', async () => {
+      const base = Date.parse('2025-06-01T00:00:00.000Z');
+      const rows = Array.from({ length: 2500 }, (_, i) =>
+        ledgerRow({ id: `id-${String((i * 7919) % 2500).padStart(4, '0')}`, requestId: `shared-${i % 5}`, at: new Date(base + Math.floor(i / 3) * 1000).toISOString() }),
+      ).reverse();
+      await insertInBatches(rows, 500);
+      const seen: LedgerRow[] = [];
+      for (let after: string | undefined; ; ) {
+        const page = await store().pageLedger({ from: '2025-06-01', to: '2025-06-01', limit: 333, ...(after ? { after } : {}) });
+        seen.push(...page.rows);
+        if (!page.hasMore) break;
+        after = page.lastId!;
+      }
+      const byRowId = (a: LedgerRow, b: LedgerRow): number => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      expect(seen).toEqual([...rows].sort(byRowId));
+    });
+
+    it('deletes by retention only rows older than the instant, whatever request ids newer rows share with them', async () => {
+      await store().insertLedgerRows([
+        ledgerRow({ id: 'old', requestId: 'shared', at: '2025-01-01T00:00:00.000Z' }),
+        ledgerRow({ id: 'new', requestId: 'shared', at: '2025-03-01T00:00:00.000Z' }),
+      ]);
+      expect(await store().deleteLedgerBefore('2025-02-01T00:00:00.000Z')).toBe(1);
+      expect((await store().pageLedger({ from: '2025-01-01', to: '2025-12-31', limit: 10 })).rows.map((row) => row.id)).toEqual(['new']);
     });
 
     it('refuses a non-integer cost (sums must stay exact)', async () => {

@@ -33,6 +33,7 @@ const GROUPS: Array<UsageGroupBy | undefined> = [undefined, 'model', 'key', 'day
  * 3 projects each, 5 models, 200 keys, 4 routes. Shared by both databases' fill statements.
  */
 const rowSelect = (n: string, at: string): string => `
+  'row-' || ${n},
   'req-' || ${n},
   ${at},
   'team-' || lpad(cast(((${n} % 97) * 62 % 97) % 20 as text), 2, '0'),

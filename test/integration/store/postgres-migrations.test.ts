@@ -1,7 +1,14 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { postgresDialect } from '../../../src/store/dialect.js';
 import { openDurableStore, SchemaTooNewError, type DurableStore } from '../../../src/store/index.js';
+import { encodeCursor } from '../../../src/store/ledger-cursor.js';
+import { migrate } from '../../../src/store/migrate.js';
+import { MIGRATIONS } from '../../../src/store/migrations.js';
+import type { Database } from '../../../src/store/schema.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { rejection } from './store-fixtures.js';
+import { ledgerRow, rejection } from './store-fixtures.js';
 
 let database: TestDatabase;
 const open: DurableStore[] = [];
@@ -27,8 +34,8 @@ afterAll(async () => {
 describe('PostgreSQL migrations', () => {
   it('migrates a fresh database once when three instances open it together', async () => {
     const stores = await Promise.all([openStore(), openStore(), openStore()]);
-    expect(stores.map((s) => s.appliedMigrations).sort((a, b) => b.length - a.length)).toEqual([[1], [], []]);
-    expect(await database.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }]);
+    expect(stores.map((s) => s.appliedMigrations).sort((a, b) => b.length - a.length)).toEqual([[1, 2], [], []]);
+    expect(await database.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }]);
     expect(stores.map((s) => s.dialect)).toEqual(['postgres', 'postgres', 'postgres']);
   });
 
@@ -50,11 +57,32 @@ describe('PostgreSQL migrations', () => {
 
   it('refuses a database migrated by a newer Tollgate with a one-line message, and opens again once it is not', async () => {
     await openStore();
-    await database.query("INSERT INTO schema_migrations (version, applied_at) VALUES (2, now())");
+    await database.query("INSERT INTO schema_migrations (version, applied_at) VALUES (3, now())");
     const error = await rejection(openStore());
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect(error.message).toBe('database schema is at version 2, newer than this Tollgate (knows 1): upgrade Tollgate');
-    await database.query('DELETE FROM schema_migrations WHERE version = 2');
+    expect(error.message).toBe('database schema is at version 3, newer than this Tollgate (knows 2): upgrade Tollgate');
+    await database.query('DELETE FROM schema_migrations WHERE version = 3');
     expect((await openStore()).appliedMigrations).toEqual([]);
+  });
+
+  it('keys the ledger by row id in version 2, keeping version 1 rows (id = their request id) and the cursors handed out for them', async () => {
+    const old = await createTestDatabase();
+    try {
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: old.url }) }) });
+      await migrate(db, postgresDialect, MIGRATIONS.filter((m) => m.version === 1));
+      await db.destroy();
+      const v1 = `INSERT INTO ledger (request_id, at, team, project, key_id, route, method, status, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, estimated, request_bytes, duration_ms)
+        VALUES ($1, $2, 'team-a', 'prod', 'key-1', '/v1/chat/completions', 'POST', 200, 'm', 1, 1, 2, 0, false, 10, 5)`;
+      for (const [id, at] of [['X', '2025-01-15T12:00:00.000Z'], ['X#2', '2025-01-15T12:00:00.000Z'], ['Y', '2025-01-15T12:00:01.000Z']]) await old.query(v1, [id, at]);
+      const store = await openDurableStore({ url: old.url, path: '' }, { applicationName: 'store-migrations' });
+      open.push(store);
+      expect(store.appliedMigrations).toEqual([2]);
+      expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
+      const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
+      expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);
+    } finally {
+      await Promise.all(open.splice(0).map((s) => s.close()));
+      await old.drop();
+    }
   });
 });

@@ -1,10 +1,11 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseUnavailableError, openDurableStore, type DurableStore } from '../../../src/store/index.js';
+import { Ledger } from '../../../src/metering/index.js';
+import { DatabaseUnavailableError, openDurableStore, StoreHandle, type DurableStore } from '../../../src/store/index.js';
 import { freePort } from '../../helpers/ports.js';
 import { createTestDatabase, terminateBackends, relayTo, type TestDatabase } from '../../helpers/postgres.js';
 import { eventually } from '../../helpers/wait.js';
-import { ChangeRecorder, digest, keyRecord, rejection } from './store-fixtures.js';
+import { ChangeRecorder, digest, keyRecord, ledgerRow, rejection } from './store-fixtures.js';
 import type { TcpProxy } from '../../helpers/tcp-proxy.js';
 
 let database: TestDatabase;
@@ -164,5 +165,39 @@ describe('PostgreSQL unavailable', () => {
       await locker.end();
     }
     expect((await store.loadKey('key-1'))?.secrets).toEqual([{ sha256: digest('s1'), validUntil: null }]);
+  });
+});
+
+describe('a ledger batch whose COMMIT answer is lost', () => {
+  it('is written again on the retry and holds each row exactly once, identical requests included', async () => {
+    const url = new URL(database.url);
+    url.port = String(proxy.port);
+    const handle = new StoreHandle({ url: url.toString(), path: '', timeoutMs: 500 }, { logger: { warn: () => undefined } });
+    expect(await handle.open()).toBe(true);
+    const errors: string[] = [];
+    const dropped: unknown[] = [];
+    const ledger = new Ledger(handle, {
+      enabled: () => true,
+      retentionDays: () => 400,
+      onDropped: (row) => void dropped.push(row),
+      onDatabaseError: (err) => void errors.push((err as Error).message),
+    });
+    try {
+      // The server commits the batch; the gateway never hears it did, gives up after 500 ms and writes the batch again.
+      proxy.loseRepliesAfter('commit');
+      const { id: _unused, ...twin } = ledgerRow({ requestId: 'twin' });
+      for (let i = 0; i < 3; i++) ledger.record(twin);
+      ledger.record({ ...twin, requestId: 'other' });
+      await ledger.flush(Date.now() + 10_000);
+      expect(errors).toEqual(['database did not answer within 500 ms']);
+      expect(dropped).toEqual([]);
+      expect(await database.query('SELECT request_id, count(*)::int AS rows FROM ledger GROUP BY request_id ORDER BY request_id')).toEqual([
+        { request_id: 'other', rows: 1 },
+        { request_id: 'twin', rows: 3 },
+      ]);
+    } finally {
+      await ledger.close(Date.now() + 1000);
+      await handle.close();
+    }
   });
 });

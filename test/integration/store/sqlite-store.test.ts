@@ -1,11 +1,17 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { Kysely, SqliteDialect } from 'kysely';
+import { sqliteDialect } from '../../../src/store/dialect.js';
 import { DatabaseUnavailableError, openDurableStore, SchemaTooNewError, type DurableStore } from '../../../src/store/index.js';
+import { encodeCursor } from '../../../src/store/ledger-cursor.js';
+import { migrate } from '../../../src/store/migrate.js';
+import { MIGRATIONS } from '../../../src/store/migrations.js';
+import type { Database } from '../../../src/store/schema.js';
 import { describeDurableStoreContract } from './durable-store.contract.js';
-import { digest, keyRecord, rejection } from './store-fixtures.js';
+import { digest, keyRecord, ledgerRow, rejection } from './store-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-store-'));
 let fileSeq = 0;
@@ -36,11 +42,11 @@ describe('SQLite store', () => {
     const file = nextPath();
     const store = await openAt(file);
     expect(store.dialect).toBe('sqlite');
-    expect(store.appliedMigrations).toEqual([1]);
+    expect(store.appliedMigrations).toEqual([1, 2]);
     const inspect = new Sqlite(file, { readonly: true });
     try {
       expect(inspect.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(inspect.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }]);
+      expect(inspect.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }, { version: 2 }]);
     } finally {
       inspect.close();
     }
@@ -63,6 +69,24 @@ describe('SQLite store', () => {
     }
   });
 
+  it('keys the ledger by row id in version 2, keeping version 1 rows (id = their request id) and the cursors handed out for them', async () => {
+    const file = nextPath();
+    mkdirSync(dirname(file), { recursive: true });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new Sqlite(file) }) });
+    await migrate(db, sqliteDialect, MIGRATIONS.filter((m) => m.version === 1));
+    await db.destroy();
+    const raw = new Sqlite(file);
+    const v1 = raw.prepare(`INSERT INTO ledger (request_id, at, team, project, key_id, route, method, status, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, estimated, request_bytes, duration_ms)
+      VALUES (?, ?, 'team-a', 'prod', 'key-1', '/v1/chat/completions', 'POST', 200, 'm', 1, 1, 2, 0, 0, 10, 5)`);
+    for (const [id, at] of [['X', '2025-01-15T12:00:00.000Z'], ['X#2', '2025-01-15T12:00:00.000Z'], ['Y', '2025-01-15T12:00:01.000Z']]) v1.run(id, at);
+    raw.close();
+    const store = await openAt(file);
+    expect(store.appliedMigrations).toEqual([2]);
+    expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
+    const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
+    expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);
+  });
+
   it('refuses a file migrated by a newer Tollgate with a one-line message', async () => {
     const file = nextPath();
     await (await openAt(file)).close();
@@ -71,7 +95,7 @@ describe('SQLite store', () => {
     raw.close();
     const error = await rejection(openAt(file));
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect(error.message).toBe('database schema is at version 3, newer than this Tollgate (knows 1): upgrade Tollgate');
+    expect(error.message).toBe('database schema is at version 3, newer than this Tollgate (knows 2): upgrade Tollgate');
   });
 
   it('answers DatabaseUnavailableError when the file cannot be opened', async () => {

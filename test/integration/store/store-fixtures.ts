@@ -23,8 +23,10 @@ export function resource(overrides: Partial<ResourceRecord> = {}): ResourceRecor
   return { kind: 'model', id: 'model-1', team: 'team-a', project: 'prod', artifact: 'acme/prod/qwen-ft', createdAt: '2025-03-01T10:00:00.000Z', ...overrides };
 }
 
+/** A ledger row; its gateway-made `id` defaults to one derived from its request id (tests of shared request ids give their own). */
 export function ledgerRow(overrides: Partial<LedgerRow> = {}): LedgerRow {
   return {
+    id: `row-${overrides.requestId ?? 'req-1'}`,
     requestId: 'req-1',
     at: '2025-01-15T12:00:00.000Z',
     team: 'team-a',

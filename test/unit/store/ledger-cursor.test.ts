@@ -4,9 +4,9 @@ import { decodeCursor, encodeCursor } from '../../../src/store/ledger-cursor.js'
 
 describe('ledger cursor', () => {
   it('round-trips a position, opaque to the client', () => {
-    const cursor = encodeCursor({ at: '2025-05-01T00:00:01.000Z', requestId: 'req-7' });
+    const cursor = encodeCursor({ at: '2025-05-01T00:00:01.000Z', id: 'req-7' });
     expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(decodeCursor(cursor)).toEqual({ at: '2025-05-01T00:00:01.000Z', requestId: 'req-7' });
+    expect(decodeCursor(cursor)).toEqual({ at: '2025-05-01T00:00:01.000Z', id: 'req-7' });
   });
 
   it.each([
