@@ -71,6 +71,8 @@ const upstreamSchema = z
     /** After the response headers: no body byte for this long cuts the response (a stalled stream). */
     idleTimeoutMs: positiveInt.default(120_000),
     maxSockets: positiveInt.default(256),
+    /** Adds x-tollgate-team, -project and -key-id to what is forwarded (client copies are removed either way). */
+    identityHeaders: z.boolean().default(false),
   })
   .strict();
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;

@@ -4,4 +4,4 @@ export type { UpstreamErrorKind } from './upstream-error.js';
 export { relayResponse, type BodyTap, type RelayOutcome } from './relay.js';
 export { readBody, BodyLimitCounter, BufferedBody, assertDeclaredLength, type BufferedRequest, type ReadLimits } from './body.js';
 export { BufferBudget } from './buffer-budget.js';
-export { CLIENT_FORWARDING_HEADERS, endToEndHeaders, forwardableHeaders } from './headers.js';
+export { addIdentityHeaders, CLIENT_FORWARDING_HEADERS, endToEndHeaders, forwardableHeaders, IDENTITY_HEADERS } from './headers.js';
