@@ -12,6 +12,7 @@ import { requireAdmin } from './auth.js';
 import { keyRoutes } from './keys.js';
 import { resourceRoutes } from './resources.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
+import { malformedPathEncoding } from '../proxy/index.js';
 import { invalidRequest } from './request.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
 
@@ -68,13 +69,22 @@ function knownPaths(metricsPath: string | null): Array<[string, string[]]> {
   ];
 }
 
-/** body-parser's failures, as the admin API's 400 and 413. */
-function bodyError(err: unknown): GatewayError | undefined {
-  const type = (err as { type?: unknown } | null)?.type;
+/**
+ * Client errors raised inside Express rather than by our handlers — the router's path-parameter
+ * decoding (a URIError marked 400, thrown before any auth runs) and body-parser's failures —
+ * as the 4xx they are. Left to asGatewayError they would be 500s with a stack in the log, which
+ * anyone could trigger without a key.
+ */
+function expressClientError(err: unknown): GatewayError | undefined {
+  if (err instanceof GatewayError) return err;
+  const { status, type, code } = (err ?? {}) as { status?: unknown; type?: unknown; code?: unknown };
+  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  if (err instanceof URIError) return malformedPathEncoding();
   if (type === 'entity.parse.failed') return invalidRequest('body', 'The body is not valid JSON.');
   if (type === 'entity.too.large') return new GatewayError(413, 'request_too_large', 'The body exceeds the limit of 64 KB for admin requests.');
   if (type === 'charset.unsupported' || type === 'encoding.unsupported') return invalidRequest('body', 'The body must be UTF-8 JSON.');
-  return undefined;
+  if (typeof code === 'string' && code.startsWith('Z_')) return invalidRequest('body', 'The body could not be decoded (content-encoding).');
+  return new GatewayError(status, 'invalid_request', 'The body could not be read as sent (length or encoding).', {}, 'body');
 }
 
 /**
@@ -132,7 +142,7 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
 
   app.use(((req, res) => deps.fallback(req, res)) satisfies RequestHandler);
   app.use(((err, req, res, _next) => {
-    const error = bodyError(err) ?? asGatewayError(err);
+    const error = expressClientError(err) ?? asGatewayError(err);
     if (error.status === 500) deps.logger.error({ err, path: req.path }, 'unhandled error');
     if (error.code === 'database_unavailable') deps.metrics.recordDatabaseError();
     // The audit hook reads it: a failed admin write is recorded with its code.

@@ -1,12 +1,11 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { KeyAdmin } from '../auth/index.js';
-import { limitSetSchema, namePart } from '../config/index.js';
+import { keyProjects, limitSetSchema, namePart } from '../config/index.js';
 import { isValidName, NAME_RULE } from '../projects/name.js';
 import type { AuditAction, AuditTrail } from './audit.js';
 import { invalidQuery, onlyParams, parseBody, singleParam } from './request.js';
 
-const projects = z.array(z.union([z.literal('*'), namePart])).min(1, 'must name at least one project (or "*")');
 /** An instant with its offset, stored in UTC; it must lie ahead (a key that expired on creation is a mistake). */
 const expiresAt = z
   .iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-12-31T23:59:59Z' })
@@ -18,7 +17,7 @@ const description = z.string().max(1000, 'must be at most 1000 characters').null
 const createKeySchema = z
   .object({
     team: namePart,
-    projects: projects.optional(),
+    projects: keyProjects.optional(),
     defaultProject: namePart.optional(),
     limits: limitSetSchema.optional(),
     expiresAt: expiresAt.optional(),
@@ -28,7 +27,7 @@ const createKeySchema = z
 
 const updateKeySchema = z
   .object({
-    projects: projects.optional(),
+    projects: keyProjects.optional(),
     defaultProject: namePart.optional(),
     limits: limitSetSchema.optional(),
     expiresAt: expiresAt.optional(),

@@ -1,7 +1,8 @@
 import { createRemoteJWKSet, errors as joseErrors, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type CryptoKey } from 'jose';
 import { ConfigError, type JwtConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { isValidName } from '../projects/name.js';
+import { defaultProjectOf } from '../projects/default.js';
+import { isValidName, NAME_RULE } from '../projects/name.js';
 import type { Principal } from './principal.js';
 import { AuthFailure } from './failure.js';
 
@@ -30,10 +31,10 @@ async function buildKeySource(config: JwtConfig): Promise<KeySource> {
   });
 }
 
+/** The projects a token may use: its claim as a list or a space/comma-separated string (absent: any); names that could never match the header are left out. */
 function claimAsProjects(value: unknown): string[] {
-  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
-  if (typeof value === 'string') return value.split(/[\s,]+/).filter(Boolean);
-  return ['*'];
+  const named = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/[\s,]+/) : ['*'];
+  return named.filter((v): v is string => typeof v === 'string' && (v === '*' || isValidName(v)));
 }
 
 /** Failures that mean "the identity provider could not be asked", not "the token is bad". */
@@ -86,14 +87,15 @@ export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier>
       if (typeof subject !== 'string' || subject === '') {
         throw new AuthFailure('invalid_token', `The token has no "${claims.subject}" claim.`);
       }
-      return {
-        kind: 'jwt',
-        id: subject,
-        team,
-        projects: new Set(claimAsProjects(payload[claims.projects])),
-        defaultProject: config.defaultProject,
-        limits: config.limits,
-      };
+      // Each token carries its own projects, so `auth.jwt.defaultProject` cannot be checked against
+      // them once in the config: it is used for the tokens that may use it, and any other token
+      // falls back to the rule of a key that names no default — never to a project it may not name.
+      const projects = claimAsProjects(payload[claims.projects]);
+      const defaultProject = defaultProjectOf(projects, config.defaultProject) ?? defaultProjectOf(projects);
+      if (defaultProject === undefined) {
+        throw new AuthFailure('invalid_token', `The token's "${claims.projects}" claim names no project (${NAME_RULE}, or "*").`);
+      }
+      return { kind: 'jwt', id: subject, team, projects: new Set(projects), defaultProject, limits: config.limits };
     },
   };
 }

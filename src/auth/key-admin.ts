@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { StaticKeyConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { LimitSet } from '../limits/index.js';
+import { defaultProjectOf, defaultProjectRefusal, mayUseProject } from '../projects/default.js';
 import { DatabaseUnavailableError, type ApiKeyRecord, type KeyPatch, type StoreHandle } from '../store/index.js';
 import type { KeySync } from './key-sync.js';
-import type { RuntimeKeys } from './runtime-keys.js';
+import { storedDefaultProject, type RuntimeKeys } from './runtime-keys.js';
 import { newKeySecret, sha256Hex } from './static-keys.js';
 
 /** A key as the admin API shows it (SPEC 12.1): never its secret or a digest. */
@@ -40,7 +41,7 @@ const viewOfRecord = (record: ApiKeyRecord): KeyView => ({
   id: record.id,
   team: record.team,
   projects: record.projects,
-  defaultProject: record.defaultProject,
+  defaultProject: storedDefaultProject(record),
   limits: record.limits as LimitSet,
   description: record.description,
   createdAt: record.createdAt,
@@ -63,6 +64,10 @@ const viewOfConfig = (key: StaticKeyConfig): KeyView => ({
 });
 
 const notFound = (id: string): GatewayError => new GatewayError(404, 'key_not_found', `No key with id "${id}".`, {}, 'id');
+
+/** SPEC 6.2: a key's defaultProject is one of its projects; anything else is the admin API's 400. */
+const defaultProjectRefused = (projects: readonly string[], named: string, remedy: string): GatewayError =>
+  new GatewayError(400, 'invalid_request', `defaultProject: ${defaultProjectRefusal(projects, named, remedy)}`, {}, 'defaultProject');
 
 /** Database errors an admin call answers with: 503 when the database is away, the rest passed on. */
 function asAdminError(err: unknown): unknown {
@@ -101,12 +106,17 @@ export class KeyAdmin {
   }
 
   async create(input: NewKey): Promise<KeyWithSecret> {
+    const projects = [...(input.projects ?? ['*'])];
+    const defaultProject = defaultProjectOf(projects, input.defaultProject);
+    if (defaultProject === undefined) {
+      throw defaultProjectRefused(projects, input.defaultProject!, `name one of them, or leave it out to use ${defaultProjectOf(projects)}`);
+    }
     const secret = newKeySecret();
     const record: ApiKeyRecord = {
       id: `key-${randomBytes(8).toString('hex')}`,
       team: input.team,
-      projects: [...(input.projects ?? ['*'])],
-      defaultProject: input.defaultProject ?? 'default',
+      projects,
+      defaultProject,
       limits: { ...(input.limits ?? {}) },
       description: input.description ?? null,
       createdAt: new Date().toISOString(),
@@ -121,6 +131,7 @@ export class KeyAdmin {
 
   async update(id: string, changes: KeyChanges): Promise<KeyView> {
     this.refuseConfigKey(id);
+    if (changes.projects !== undefined || changes.defaultProject !== undefined) await this.refuseStrayDefault(id, changes);
     const updated = await this.write(() => this.handle.require().updateKey(id, changes));
     if (!updated) throw notFound(id);
     await this.sync.loadOne(id);
@@ -143,6 +154,15 @@ export class KeyAdmin {
     const revoked = await this.write(() => this.handle.require().revokeKey(id));
     if (!revoked) throw notFound(id);
     await this.sync.loadOne(id);
+  }
+
+  /** Projects and default project as the change would leave them must agree (read from the store, not this instance's copy). */
+  private async refuseStrayDefault(id: string, changes: KeyChanges): Promise<void> {
+    const current = await this.write(() => this.handle.require().getKey(id));
+    if (!current || current.revokedAt !== null) throw notFound(id);
+    const projects = changes.projects ?? current.projects;
+    const named = changes.defaultProject ?? storedDefaultProject(current);
+    if (!mayUseProject(projects, named)) throw defaultProjectRefused(projects, named, 'name one of them in the same change');
   }
 
   private refuseConfigKey(id: string): void {

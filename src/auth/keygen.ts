@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { defaultProjectOf } from '../projects/default.js';
 import { isValidName, NAME_RULE } from '../projects/name.js';
 import { newKeySecret, sha256Hex } from './static-keys.js';
 
@@ -32,6 +33,8 @@ function main(argv: string[]): number {
     `      sha256: "${sha256Hex(key)}"`,
     `      team: ${values.team}`,
     `      projects: [${projects.map((p) => JSON.stringify(p)).join(', ')}]`,
+    // Spelled out, though it is what the key would get anyway: where requests without the project header go.
+    `      defaultProject: ${defaultProjectOf(projects)}`,
   ].join('\n');
   process.stdout.write(
     `API key (shown once, store it now):\n\n  ${key}\n\nAdd this entry under auth.keys in your config:\n\n${entry}\n`,

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, StoredKey } from '../store/index.js';
 import type { LimitSet } from '../limits/index.js';
+import { defaultProjectOf } from '../projects/default.js';
 import { AuthFailure } from './failure.js';
 import type { Principal } from './principal.js';
 
@@ -19,13 +20,22 @@ interface SecretEntry {
 
 const toMs = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
 
+/**
+ * The default project a stored key runs as. Keys stored before SPEC 6.2 said so may hold one
+ * outside their projects (`default` for a `["prod"]` key): those get the rule of a key that
+ * names none, so the header left out never reaches a project the key could not name.
+ */
+export function storedDefaultProject(record: Pick<ApiKeyRecord, 'projects' | 'defaultProject'>): string {
+  return defaultProjectOf(record.projects, record.defaultProject) ?? defaultProjectOf(record.projects) ?? record.defaultProject;
+}
+
 function principalOf(record: ApiKeyRecord): Principal {
   return {
     kind: 'key',
     id: record.id,
     team: record.team,
     projects: new Set(record.projects),
-    defaultProject: record.defaultProject,
+    defaultProject: storedDefaultProject(record),
     limits: record.limits as LimitSet,
   };
 }

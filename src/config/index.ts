@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 
-export { limitSetSchema, namePart, storeMode } from './schema.js';
+export { keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
 
 export type { Config, LimitSet, StaticKeyConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 

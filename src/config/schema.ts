@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limits/kinds.js';
+import { defaultProjectOf, defaultProjectRefusal } from '../projects/default.js';
 import { NAME_PATTERN, NAME_RULE } from '../projects/name.js';
 
 /** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
@@ -70,20 +71,33 @@ const upstreamSchema = z
     /** After the response headers: no body byte for this long cuts the response (a stalled stream). */
     idleTimeoutMs: positiveInt.default(120_000),
     maxSockets: positiveInt.default(256),
+    /** Adds x-tollgate-team, -project and -key-id to what is forwarded (client copies are removed either way). */
+    identityHeaders: z.boolean().default(false),
   })
   .strict();
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;
+
+/** Projects of a key's team it may use (`*`: any); the admin API takes the same list. */
+export const keyProjects = z.array(z.union([z.literal('*'), namePart])).min(1, 'must name at least one project (or "*")');
 
 const staticKeySchema = z
   .object({
     id: z.string().min(1),
     sha256: sha256Hex,
     team: namePart,
-    projects: z.array(z.union([z.literal('*'), namePart])).default(['*']),
-    defaultProject: namePart.default('default'),
+    projects: keyProjects.default(['*']),
+    /** Absent: `default` when the key may use it, else its first project (SPEC 6.2). */
+    defaultProject: namePart.optional(),
     limits: limitSetSchema.default({}),
   })
-  .strict();
+  .strict()
+  .transform((key, ctx) => {
+    const defaultProject = defaultProjectOf(key.projects, key.defaultProject);
+    if (defaultProject !== undefined) return { ...key, defaultProject };
+    const remedy = `name one of them, or leave it out to use ${defaultProjectOf(key.projects)}`;
+    ctx.addIssue({ code: 'custom', path: ['defaultProject'], message: defaultProjectRefusal(key.projects, key.defaultProject!, remedy) });
+    return z.NEVER;
+  });
 export type StaticKeyConfig = z.infer<typeof staticKeySchema>;
 
 const jwtSchema = z
@@ -102,7 +116,8 @@ const jwtSchema = z
       })
       .strict()
       .default({ team: 'team', projects: 'projects', subject: 'sub' }),
-    defaultProject: namePart.default('default'),
+    /** Preferred for a token without the header when the token may use it; else the key rule (see auth/jwt.ts). */
+    defaultProject: namePart.optional(),
     limits: limitSetSchema.default({}),
     /** A token without `exp` never expires: refused unless the operator opts out. */
     requireExpiry: z.boolean().default(true),

@@ -1,7 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors.js';
 import type { Metrics } from '../observability/index.js';
-import { endToEndHeaders, forwardableHeaders, relayResponse, type Upstream, type UpstreamName } from '../proxy/index.js';
+import { addIdentityHeaders, endToEndHeaders, forwardableHeaders, relayResponse, type Upstream, type UpstreamName } from '../proxy/index.js';
 import type { PreparedBody } from './body.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
 import type { AnswerRule } from './ownership.js';
@@ -12,7 +12,10 @@ const NOT_SENT = { abort: () => undefined };
 export interface ForwardDeps {
   readonly metrics: Metrics;
   readonly upstreams: Readonly<Record<UpstreamName, Upstream>>;
-  /** Client forwarding headers dropped before the gateway sets its own (none behind a trusted proxy). */
+  /**
+   * Headers a client may not set, dropped before the gateway sets its own: the identity headers
+   * always, forwarding ones unless behind a trusted proxy.
+   */
   readonly untrustedHeaders: ReadonlySet<string>;
   /** Answers a request that failed after it left (upstream refused, timed out, upload too large). */
   fail(exchange: Exchange, err: unknown): void;
@@ -35,6 +38,10 @@ export function forwardExchange(
   // http-proxy-3 sends req.headers (adding X-Forwarded-* after the client's trusted ones).
   req.headers = forwardableHeaders(req.headers, deps.untrustedHeaders);
   req.headers['x-request-id'] = exchange.id;
+  if (upstream.identityHeaders && exchange.caller) {
+    const { principal, project } = exchange.caller;
+    addIdentityHeaders(req.headers, { team: project.team, project: project.project, keyId: principal.id });
+  }
   const stream = body.open((err) => {
     exchange.leg?.handle.abort();
     deps.fail(exchange, err);

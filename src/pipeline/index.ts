@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import type { Limiter } from '../limits/index.js';
 import { requestIdFor } from '../observability/index.js';
 import { resolveProject } from '../projects/index.js';
-import { CLIENT_FORWARDING_HEADERS, type BufferBudget, type RouteSpec, type Upstream, type UpstreamName } from '../proxy/index.js';
+import { CLIENT_FORWARDING_HEADERS, IDENTITY_HEADERS, type BufferBudget, type RouteSpec, type Upstream, type UpstreamName } from '../proxy/index.js';
 import type { OwnershipGuard } from '../ownership/index.js';
 import type { ChatBodyChecker } from '../validation/index.js';
 import { bodySettings, prepareBody } from './body.js';
@@ -50,7 +50,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const forwarding: ForwardDeps = {
     metrics,
     upstreams: deps.upstreams,
-    untrustedHeaders: new Set(config.server.trustProxy ? [] : CLIENT_FORWARDING_HEADERS),
+    untrustedHeaders: new Set([...Object.values(IDENTITY_HEADERS), ...(config.server.trustProxy ? [] : CLIENT_FORWARDING_HEADERS)]),
     fail,
   };
 

@@ -2,6 +2,8 @@ import type { Principal, ProjectRef } from '../auth/index.js';
 import { GatewayError } from '../errors.js';
 import { isValidName } from './name.js';
 
+export { DEFAULT_PROJECT, defaultProjectOf, defaultProjectRefusal, mayUseProject } from './default.js';
+
 /** The error code of a project the principal may not use (also an auth-failure metric reason). */
 export const PROJECT_FORBIDDEN = 'project_forbidden';
 

@@ -36,6 +36,35 @@ export const CLIENT_FORWARDING_HEADERS: readonly string[] = [
   'fastly-client-ip',
 ];
 
+/**
+ * Who the gateway admitted, for an upstream with `identityHeaders` on (SPEC 15). Only the gateway
+ * says this: copies sent by clients are always removed, whatever the setting.
+ */
+export const IDENTITY_HEADERS = { team: 'x-tollgate-team', project: 'x-tollgate-project', keyId: 'x-tollgate-key-id' } as const;
+
+const VISIBLE_ASCII_BUT_PERCENT = /^[\x21-\x24\x26-\x7e]*$/;
+
+/**
+ * A value as visible ASCII: every UTF-8 byte outside it, and `%`, percent-encoded, so
+ * decodeURIComponent gives it back exactly. A JWT subject may hold anything, and a header
+ * value with a control character would fail the request.
+ */
+function asHeaderValue(value: string): string {
+  if (VISIBLE_ASCII_BUT_PERCENT.test(value)) return value;
+  let out = '';
+  for (const byte of Buffer.from(value, 'utf8')) {
+    out += byte > 0x20 && byte < 0x7f && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** Adds the identity headers to request headers bound upstream. */
+export function addIdentityHeaders(headers: IncomingHttpHeaders, identity: { team: string; project: string; keyId: string }): void {
+  headers[IDENTITY_HEADERS.team] = asHeaderValue(identity.team);
+  headers[IDENTITY_HEADERS.project] = asHeaderValue(identity.project);
+  headers[IDENTITY_HEADERS.keyId] = asHeaderValue(identity.keyId);
+}
+
 const NO_TOKENS: readonly string[] = [];
 
 function connectionTokens(value: string | string[] | undefined): readonly string[] {

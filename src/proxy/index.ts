@@ -1,7 +1,7 @@
-export { createRouteTable, pathParam, resolveRoute, ROUTES, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteTable, type UpstreamName } from './routes.js';
+export { createRouteTable, malformedPathEncoding, pathParam, resolveRoute, ROUTES, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteTable, type UpstreamName } from './routes.js';
 export { createUpstream, type Upstream, type ForwardHandlers, type ForwardHandle } from './upstream.js';
 export type { UpstreamErrorKind } from './upstream-error.js';
 export { relayResponse, type BodyTap, type RelayOutcome } from './relay.js';
 export { readBody, BodyLimitCounter, BufferedBody, assertDeclaredLength, type BufferedRequest, type ReadLimits } from './body.js';
 export { BufferBudget } from './buffer-budget.js';
-export { CLIENT_FORWARDING_HEADERS, endToEndHeaders, forwardableHeaders } from './headers.js';
+export { addIdentityHeaders, CLIENT_FORWARDING_HEADERS, endToEndHeaders, forwardableHeaders, IDENTITY_HEADERS } from './headers.js';

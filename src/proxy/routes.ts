@@ -171,6 +171,22 @@ export function assertSafePath(path: string): void {
     if (DOT_SEGMENT.test(segment)) throw unsafePath('a "." or ".." segment');
     if (ENCODED_SEPARATOR.test(segment)) throw unsafePath('an encoded slash');
   }
+  // An id that does not decode is one no upstream can act on as sent (SPEC 9: a 4xx, never forwarded).
+  if (path.includes('%') && !decodes(path)) throw malformedPathEncoding();
+}
+
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The 400 for a path with bad percent-encoding (`%ZZ`, a lone `%`, bytes that are not UTF-8): /v1 and /admin alike. */
+export function malformedPathEncoding(): GatewayError {
+  return new GatewayError(400, 'invalid_path', 'The request path is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes.');
 }
 
 function unsafePath(what: string): GatewayError {

@@ -24,6 +24,8 @@ export interface Upstream {
   readonly name: UpstreamName;
   /** After the response headers, the longest the body may go silent (`upstreams.*.idleTimeoutMs`). */
   readonly idleTimeoutMs: number;
+  /** Whether requests carry the identity headers (`upstreams.*.identityHeaders`). */
+  readonly identityHeaders: boolean;
   /**
    * Sends the request upstream. `body` replaces the client's stream when the gateway has read
    * or wraps it (chat bytes as a BufferedBody, counted preview uploads); it is pipe()d upstream.
@@ -93,6 +95,7 @@ export function createUpstream(name: UpstreamName, config: UpstreamConfig): Upst
   return {
     name,
     idleTimeoutMs: config.idleTimeoutMs,
+    identityHeaders: config.identityHeaders,
     forward(req, res, body, handlers) {
       // Our own timer: http-proxy-3's proxyTimeout surfaces as a reset, and a timeout must answer 504.
       const entry: Pending = {

@@ -76,7 +76,7 @@ describe('keys through the admin API', () => {
 
   it('updates limits, projects and the description; a config key is 409 read_only_key; an unknown one 404 key_not_found', async () => {
     const { body: created } = await create({ team: 'team-c', limits: { rpm: 5 } });
-    const res = await request(stack.gw.url).patch(`/admin/keys/${created.id}`).set(admin).send({ limits: { rpm: 7, tpm: 1000 }, projects: ['rl'], description: 'moved' });
+    const res = await request(stack.gw.url).patch(`/admin/keys/${created.id}`).set(admin).send({ limits: { rpm: 7, tpm: 1000 }, projects: ['rl'], defaultProject: 'rl', description: 'moved' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: created.id, limits: { rpm: 7, tpm: 1000 }, projects: ['rl'], description: 'moved', source: 'api' });
     expect(res.body.key).toBeUndefined();

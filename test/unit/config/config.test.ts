@@ -31,7 +31,7 @@ describe('parseConfig', () => {
       maxHeaderBytes: 60 * 1024,
       maxBufferedBytes: 256 * 1024 * 1024,
     });
-    expect(config.upstreams.service).toEqual({ url: 'http://svc:9000', auth: 'passthrough', timeoutMs: 120000, idleTimeoutMs: 120000, maxSockets: 256 });
+    expect(config.upstreams.service).toEqual({ url: 'http://svc:9000', auth: 'passthrough', timeoutMs: 120000, idleTimeoutMs: 120000, maxSockets: 256, identityHeaders: false });
     expect(config.metering).toEqual({ projectHeader: 'OpenAI-Project', forceStreamUsage: true, prices: { currency: 'USD', models: {} }, ledger: { enabled: true, retentionDays: 400, maxBufferedRows: 100_000 } });
     expect(config.rateLimits).toEqual({ onStoreError: 'open', defaultCompletionTokens: 1024, concurrencyLeaseMs: 30000, projects: {} });
     expect(config.redis).toEqual({ url: '', keyPrefix: 'tollgate:', commandTimeoutMs: 100 });
