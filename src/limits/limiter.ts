@@ -21,6 +21,12 @@ export interface AdmissionRequest {
   readonly estimatedTokens: number;
   /** Cost to reserve against budgets, in nano-units of the price currency (0 or absent: none). */
   readonly estimatedCostNanos?: number;
+  /**
+   * Whether the request can spend tokens or money (a chat completion; absent: it can). Token
+   * and cost limits apply only to such requests: a used-up one refuses them whatever they
+   * reserve, and lets the others (`/v1/models`, `/v1/preview/*`) through (SPEC 14.3).
+   */
+  readonly spends?: boolean;
 }
 
 /** What a finished request really used: tokens, or tokens and cost (nano-units). */
@@ -109,7 +115,7 @@ class StoreLimiter implements Limiter {
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
-    const reserve = { tokens: request.estimatedTokens, costNanos: request.estimatedCostNanos ?? 0 };
+    const reserve = { tokens: request.estimatedTokens, costNanos: request.estimatedCostNanos ?? 0, spends: request.spends ?? true };
     const checks = this.plan.checksFor(request.principal, request.project, reserve, Date.now());
     if (checks.length === 0) return UNLIMITED;
     const { store, result } = await this.acquire(checks);

@@ -1,4 +1,4 @@
-import { isInflight, type Check, type LimitStore, type Outcome } from './store.js';
+import { isInflight, refuses, type Check, type LimitStore, type Outcome } from './store.js';
 
 /** A windowed counter: units used, and when its window ends (epoch ms). */
 interface Counter {
@@ -54,7 +54,7 @@ export class MemoryStore implements LimitStore {
         windowEnds[i] = live ? counter.end : now + check.windowMs;
         resetMs[i] = windowEnds[i]! - now;
       }
-      if (check.cost > 0 && used[i]! + check.cost > check.max) admitted = false;
+      if (refuses(check, used[i]!)) admitted = false;
     }
     if (!admitted) return { admitted, used, resetMs, windowEnds };
     for (let i = 0; i < count; i++) {

@@ -27,12 +27,16 @@ function compile(set: LimitSet): readonly CompiledLimit[] {
 export interface Reservation {
   readonly tokens: number;
   readonly costNanos: number;
+  /** Whether it can spend tokens or money at all (a chat completion); absent: it can. */
+  readonly spends?: boolean;
 }
 
 /** What varies per request: what it reserves and how much of the UTC day and month is left. */
 interface RequestTerms {
   readonly tokens: number;
   readonly costNanos: number;
+  /** False: token and cost limits do not apply (they are read for the headers, never refuse). */
+  readonly spends: boolean;
   readonly msToMidnight: number;
   readonly msToMonthEnd: number;
 }
@@ -76,7 +80,7 @@ class ScopePlan {
       const { window } = kind;
       const windowMs =
         window.type === 'utcDay' ? terms.msToMidnight : window.type === 'utcMonth' ? terms.msToMonthEnd : window.type === 'fixed' ? window.ms : 0;
-      checks.push({ scope, subject, limit, max, cost, windowMs, key });
+      checks.push(terms.spends ? { scope, subject, limit, max, cost, windowMs, key } : { scope, subject, limit, max, cost, windowMs, key, reportOnly: true });
     }
   }
 }
@@ -140,6 +144,7 @@ export class LimitPlan {
     const terms: RequestTerms = {
       tokens: wholeUnits(amounts.tokens),
       costNanos: wholeUnits(amounts.costNanos),
+      spends: amounts.spends ?? true,
       msToMidnight: msToUtcMidnight(now),
       msToMonthEnd: this.monthEnd.msLeft(now),
     };

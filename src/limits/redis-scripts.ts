@@ -18,13 +18,17 @@ import { LIMIT_KINDS, type LimitName } from './kinds.js';
  * and HSET (plus HDEL when leases are released); TIME once; PEXPIREAT about once a minute; a
  * sweep for lapsed leases (HGETALL) at most once per lease TTL / 3.
  *
+ * A check refuses when the request needs more than remains or nothing remains: a used-up
+ * limit refuses even a request that reserves 0 (SPEC 14.3; `refuses` in store.ts).
+ *
  * A counter whose window end has passed reads as 0, and its next charge opens a new window
  * (fixed windows from the first charge; a calendar window is opened with the time left in its
  * UTC day or month). Lapsed leases (an instance that died) leave the count when a sweep finds them.
  *
  * KEYS: the scope hashes. ARGV:
  *   [1] lease TTL ms   [2] this admission's lease field (`L:<instance>:<n>`, or empty)
- *   [3] checks, 5 doubles each: key#, kind index, max, cost, window ms (0: in-flight)
+ *   [3] checks, 5 doubles each: key#, kind index, max, cost, window ms (0: in-flight);
+ *       cost -1: a limit that does not apply to this request, read but never refusing or charged
  *   [4] counter settles, 4 doubles each: key#, kind index, delta, window end
  *   [5] leases released, text: `key# L:<lease> …`   [6] leases renewed, same
  * Returns doubles packed like the arguments: admitted (1/0), now, then used and end per
@@ -135,8 +139,10 @@ for n = 1, nchecks do
     e = s[at + 1]
     if e and e > now then used = s[at] else used, e = 0, now + window end
   end
-  local cost = c[i + 3]
-  if cost > 0 and used + cost > c[i + 2] then admitted = 0 end
+  -- refuses() of store.ts: more than remains, or nothing remains (a used-up limit refuses a 0
+  -- too), unless the limit does not apply to this request (cost -1)
+  local max, cost = c[i + 2], c[i + 3]
+  if cost >= 0 and (used >= max or used + cost > max) then admitted = 0 end
   out[2 * n + 1], out[2 * n + 2] = used, e
 end
 

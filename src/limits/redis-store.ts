@@ -115,7 +115,8 @@ export class RedisStore implements LimitStore {
       }
       const inflight = isInflight(check);
       if (inflight) slot ??= `L:${this.instance}:${++this.leaseSeq}`;
-      call.checks.push(k + 1, limitIndex(check.limit), check.max, check.cost, inflight ? 0 : check.windowMs);
+      // Cost -1: a limit that does not apply to this request, read for the headers only (see the script).
+      call.checks.push(k + 1, limitIndex(check.limit), check.max, check.reportOnly ? -1 : check.cost, inflight ? 0 : check.windowMs);
     }
     call.lease = slot ?? '';
     const command = this.send(keys, call);

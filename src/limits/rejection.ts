@@ -2,7 +2,7 @@ import { GatewayError } from '../errors.js';
 import { formatGoDuration, rateLimitHeaders, wholeSeconds } from './headers.js';
 import { formatNanos } from '../money.js';
 import { limitKind, type LimitKind } from './kinds.js';
-import { isInflight, type Check, type Outcome } from './store.js';
+import { isInflight, refuses, type Check, type Outcome } from './store.js';
 
 /** A slot frees when some request ends; there is no window to wait for, so suggest a short retry. */
 const INFLIGHT_RETRY_MS = 1000;
@@ -28,7 +28,7 @@ export function rejectionFor(checks: readonly Check[], outcome: Outcome, currenc
   let worstWaitMs = -1;
   for (let i = 0; i < checks.length; i++) {
     const check = checks[i]!;
-    if (check.cost === 0 || outcome.used[i]! + check.cost <= check.max) continue;
+    if (!refuses(check, outcome.used[i]!)) continue;
     const waitMs = isInflight(check) ? INFLIGHT_RETRY_MS : outcome.resetMs[i]!;
     if (waitMs > worstWaitMs) {
       worst = i;

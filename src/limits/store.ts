@@ -15,7 +15,10 @@ export interface Check {
   readonly subject: string;
   readonly limit: LimitName;
   readonly max: number;
-  /** Units this request takes: 1 request / in-flight slot, or its estimated tokens or cost (may be 0). */
+  /**
+   * Units this request takes: 1 request / in-flight slot, or its estimated tokens or cost (may
+   * be 0: it is charged nothing, but still refused by a limit that is used up).
+   */
   readonly cost: number;
   /**
    * Length of the window a first charge opens (what is left of the UTC day or month for a
@@ -24,10 +27,26 @@ export interface Check {
   readonly windowMs: number;
   /** The scope's record in the store (a Redis hash), under `redis.keyPrefix`. */
   readonly key: string;
+  /**
+   * Read for the headers only, never refusing: a token or cost limit on a request that can
+   * spend neither (`/v1/models`, `/v1/preview/*`). Budgets stop spending, not traffic.
+   */
+  readonly reportOnly?: true;
 }
 
 /** An in-flight (concurrency) check: a slot held until the request finishes, not a counter in a window. */
 export const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
+
+/**
+ * Whether a check refuses its request, with `used` units already in use: the request needs more
+ * than remains, or nothing remains (SPEC 14.3) — a used-up limit refuses every request it
+ * applies to, even one that reserves 0 (empty messages with the prompt in `tools`,
+ * `max_completion_tokens: 0`, an unpriced model). Both stores decide by this rule; the Redis
+ * script (redis-scripts.ts) spells it out in Lua.
+ */
+export function refuses(check: Check, used: number): boolean {
+  return check.reportOnly !== true && (used >= check.max || used + check.cost > check.max);
+}
 
 /** What the store saw, per check (same order as the checks). */
 export interface Outcome {

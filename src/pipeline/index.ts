@@ -29,7 +29,8 @@ export interface PipelineDeps extends CompletionDeps {
   readonly ownership: OwnershipGuard | undefined;
 }
 
-const NO_RESERVATION = { estimatedTokens: 0, estimatedCostNanos: 0 } as const;
+/** What a request other than a chat completion reserves: nothing, and token and cost limits do not apply to it. */
+const NO_RESERVATION = { estimatedTokens: 0, estimatedCostNanos: 0, spends: false } as const;
 
 export interface V1Handler {
   handle(req: IncomingMessage, res: ServerResponse, route: RouteSpec): void;
@@ -55,11 +56,11 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   };
 
   /** What a request reserves before it is forwarded: its estimated tokens, priced for budgets. */
-  const reservationFor = (chat: ChatTerms | undefined): { estimatedTokens: number; estimatedCostNanos: number } => {
+  const reservationFor = (chat: ChatTerms | undefined): { estimatedTokens: number; estimatedCostNanos: number; spends: boolean } => {
     if (!chat) return NO_RESERVATION;
     const completion = chat.estimatedTokens - chat.promptTokens;
     const estimatedCostNanos = deps.prices.costNanos(chat.model, { prompt_tokens: chat.promptTokens, completion_tokens: completion });
-    return { estimatedTokens: chat.estimatedTokens, estimatedCostNanos };
+    return { estimatedTokens: chat.estimatedTokens, estimatedCostNanos, spends: true };
   };
 
   const identify = async (req: IncomingMessage): Promise<Caller> => {

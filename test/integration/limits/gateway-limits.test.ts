@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatGoDuration } from '../../../src/limits/index.js';
 import { startStack } from '../../helpers/gateway.js';
 import { digest } from '../../helpers/keys.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
@@ -15,6 +16,15 @@ const KEY = 'tg-limits-gateway-key';
 const PROJECT_KEY = 'tg-limits-project-key';
 const DAILY_KEY = 'tg-limits-daily-key';
 
+/** Keys whose one limit the tests use up, then send requests reserving nothing (SPEC 14.3). */
+const SPENT_KEYS = {
+  costPerDay: 'tg-limits-spent-day-key',
+  costPerMonth: 'tg-limits-spent-month-key',
+  tokensPerDay: 'tg-limits-spent-tokens-key',
+  tpm: 'tg-limits-spent-tpm-key',
+} as const;
+const TOOLS_KEY = 'tg-limits-tools-key';
+
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
 const limitedConfig = (redisUrl: string) => ({
@@ -23,9 +33,17 @@ const limitedConfig = (redisUrl: string) => ({
       { id: 'limited', sha256: digest(KEY), team: 'team-l', limits: { rpm: 5, tpm: 1000 } },
       { id: 'project-limited', sha256: digest(PROJECT_KEY), team: 'team-p', limits: { rpm: 100 } },
       { id: 'daily', sha256: digest(DAILY_KEY), team: 'team-d', limits: { tokensPerDay: 130 } },
+      { id: 'spent-day', sha256: digest(SPENT_KEYS.costPerDay), team: 'team-cd', limits: { costPerDay: 0.0001 } },
+      { id: 'spent-month', sha256: digest(SPENT_KEYS.costPerMonth), team: 'team-cm' },
+      { id: 'spent-tokens', sha256: digest(SPENT_KEYS.tokensPerDay), team: 'team-td', limits: { tokensPerDay: 100 } },
+      { id: 'spent-tpm', sha256: digest(SPENT_KEYS.tpm), team: 'team-tm', limits: { tpm: 100 } },
+      { id: 'tools-tpm', sha256: digest(TOOLS_KEY), team: 'team-tt', limits: { tpm: 1000 } },
     ],
   },
-  rateLimits: { projects: { 'team-p/*': { rpm: 2 } }, defaultCompletionTokens: 100 },
+  rateLimits: { projects: { 'team-p/*': { rpm: 2 }, 'team-cm/*': { costPerMonth: 0.0001 } }, defaultCompletionTokens: 100 },
+  // A completion token of `m` costs 0.0001 USD and a prompt token nothing: a request with
+  // max_completion_tokens 0 reserves no cost at all.
+  metering: { prices: { models: { m: { prompt: 0, completion: 100 } } } },
   redis: { url: redisUrl },
 });
 
@@ -124,6 +142,104 @@ for (const store of ['memory', 'redis'] as const) {
       const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: '' }] }).catch((err: unknown) => err);
       expect(error).toBeInstanceOf(OpenAI.RateLimitError);
       expect((error as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded');
+    });
+
+    describe('a used-up limit refuses requests that reserve nothing (SPEC 14.3)', () => {
+      const TOOLS = [{ type: 'function', function: { name: 'lookup', description: 'Looks a run up.', parameters: { type: 'object' } } }];
+      /** The prompt only in `tools`, nothing asked of the completion: before SPEC 14.3 this reserved 0. */
+      const toolsOnly = JSON.stringify({ model: 'm', messages: [], tools: TOOLS, max_completion_tokens: 0 });
+      /** An empty prompt and max_completion_tokens 0: reserves 0 tokens and 0 cost whatever is counted. */
+      const nothing = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '' }], max_completion_tokens: 0 });
+      const post = (key: string, body: string, usage?: string) => {
+        const req = request(stack.gw.url).post('/v1/chat/completions').set('authorization', `Bearer ${key}`).set('content-type', 'application/json');
+        return (usage === undefined ? req : req.set('x-fixture-usage', usage)).send(body);
+      };
+      /** Uses the limit up: reserves 100 tokens (0.0001 USD at max_tokens 1) and reports exactly that much used. */
+      const useUp = async (key: string, body: string, usage: string): Promise<void> => {
+        expect((await post(key, body, usage)).status).toBe(200);
+        await stack.gw.gateway.settled();
+      };
+      const expectRefused = (res: request.Response, code: string, message: (retry: string) => string): void => {
+        expect(res.status).toBe(429);
+        const retryAfter = Number(res.headers['retry-after']);
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        expect(res.body).toEqual({ error: { message: message(formatGoDuration(retryAfter * 1000)), type: 'rate_limit_error', param: null, code } });
+      };
+      const oneToken = JSON.stringify({ model: 'm', messages: [], max_tokens: 1 });
+
+      it('answers 429 insufficient_quota to both once costPerDay is used up', async () => {
+        await useUp(SPENT_KEYS.costPerDay, oneToken, '3,1');
+        for (const body of [toolsOnly, nothing]) {
+          const res = await post(SPENT_KEYS.costPerDay, body);
+          expectRefused(res, 'insufficient_quota', (retry) =>
+            `Daily cost budget (costPerDay) exhausted on key spent-day: limit 0.0001 USD, used 0.0001 USD, requested 0 USD; it resets at 00:00 UTC, retry in ${retry}.`,
+          );
+          expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(86_400);
+          // A budget in money has no rate-limit header fields.
+          expect(res.headers['ratelimit']).toBeUndefined();
+        }
+      });
+
+      it("answers 429 insufficient_quota to both once a project's costPerMonth is used up", async () => {
+        await useUp(SPENT_KEYS.costPerMonth, oneToken, '3,1');
+        for (const body of [toolsOnly, nothing]) {
+          expectRefused(await post(SPENT_KEYS.costPerMonth, body), 'insufficient_quota', (retry) =>
+            `Monthly cost budget (costPerMonth) exhausted on project team-cm/default: limit 0.0001 USD, used 0.0001 USD, requested 0 USD; it resets on the 1st at 00:00 UTC, retry in ${retry}.`,
+          );
+        }
+      });
+
+      it('answers 429 insufficient_quota to both once tokensPerDay is used up', async () => {
+        await useUp(SPENT_KEYS.tokensPerDay, chatBody(), '60,40');
+        const toolsTokens = Math.ceil(JSON.stringify(TOOLS).length / 4);
+        for (const [body, requested] of [[toolsOnly, toolsTokens], [nothing, 0]] as const) {
+          const res = await post(SPENT_KEYS.tokensPerDay, body);
+          expectRefused(res, 'insufficient_quota', (retry) =>
+            `Daily token budget (tokensPerDay) exhausted on key spent-tokens: limit 100, used 100, requested ${requested}, retry in ${retry}.`,
+          );
+          expect(res.headers['ratelimit-policy']).toBe('"tpd";q=100;w=86400');
+          expect(res.headers['ratelimit']).toBe(`"tpd";r=0;t=${res.headers['retry-after']}`);
+        }
+      });
+
+      it('answers 429 rate_limit_exceeded to both once tpm is used up', async () => {
+        await useUp(SPENT_KEYS.tpm, chatBody(), '60,40');
+        const toolsTokens = Math.ceil(JSON.stringify(TOOLS).length / 4);
+        for (const [body, requested] of [[toolsOnly, toolsTokens], [nothing, 0]] as const) {
+          const res = await post(SPENT_KEYS.tpm, body);
+          expectRefused(res, 'rate_limit_exceeded', (retry) =>
+            `Rate limit reached for tokens per minute (tpm) on key spent-tpm: limit 100, used 100, requested ${requested}, retry in ${retry}.`,
+          );
+          expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+          expect(res.headers['x-ratelimit-limit-tokens']).toBe('100');
+          expect(res.headers['x-ratelimit-remaining-tokens']).toBe('0');
+        }
+      });
+
+      it('still lists models for a key whose tokensPerDay is used up: /v1/models spends no tokens', async () => {
+        // The tokensPerDay test above used this key's budget up.
+        const res = await request(stack.gw.url).get('/v1/models').set('authorization', `Bearer ${SPENT_KEYS.tokensPerDay}`);
+        expect(res.status).toBe(200);
+        expect(res.headers['ratelimit-policy']).toBe('"tpd";q=100;w=86400');
+        expect(res.headers['ratelimit']).toMatch(/^"tpd";r=0;t=\d+$/);
+      });
+
+      it('refuses a tools array that alone is larger than tpm as too large', async () => {
+        const tools = [{ type: 'function', function: { name: 'lookup', description: 'x'.repeat(8000) } }];
+        const requested = Math.ceil(JSON.stringify(tools).length / 4);
+        const res = await post(TOOLS_KEY, JSON.stringify({ model: 'm', messages: [], tools, max_completion_tokens: 0 }));
+        expect(res.status).toBe(429);
+        expect(res.headers['retry-after']).toBe('60');
+        expect(res.body).toEqual({
+          error: {
+            message: `Request too large for tokens per minute (tpm) on key tools-tpm: limit 1000, requested ${requested}. Lower max_tokens or shorten the messages.`,
+            type: 'rate_limit_error',
+            param: null,
+            code: 'rate_limit_exceeded',
+          },
+        });
+        expect(res.headers['x-ratelimit-remaining-tokens']).toBe('1000');
+      });
     });
 
     it('does not charge quota for a 422', async () => {

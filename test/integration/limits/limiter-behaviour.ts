@@ -206,6 +206,118 @@ export function describeLimiterBehaviour(storeName: string, makeLimiter: MakeLim
       expect(second.admitted.length).toBe(10);
     });
 
+    describe('a used-up limit refuses every further request, whatever it reserves (SPEC 14.3)', () => {
+      const retryToMidnight = (retryAfter: string | undefined, before: number, after: number): void => {
+        expect(Number(retryAfter)).toBeGreaterThanOrEqual(secondsToUtcMidnight(after));
+        expect(Number(retryAfter)).toBeLessThanOrEqual(secondsToUtcMidnight(before));
+      };
+
+      it('admits a request reserving 0 tokens while one token of tokensPerDay remains, and refuses it once none does', async () => {
+        const events = recordEvents();
+        const limiter = await limiterWith({}, events);
+        const ciBot = keyPrincipal('ci-bot', { tokensPerDay: 100 });
+        // Before the window opens: the store adds the time left in the day to its own, later, clock.
+        const before = Date.now();
+        await limiter.admit(request(ciBot, 'team-a/prod', 99));
+        const lastToken = await limiter.admit(request(ciBot, 'team-a/prod', 0));
+        expect(lastToken.headers['ratelimit']).toMatch(/^"tpd";r=1;t=\d+$/);
+        // More than what remains is refused as before.
+        const tooMuch = await refusal(limiter.admit(request(ciBot, 'team-a/prod', 2)));
+        expect(tooMuch.message).toMatch(/^Daily token budget \(tokensPerDay\) exhausted on key ci-bot: limit 100, used 99, requested 2, retry in /);
+        await limiter.admit(request(ciBot, 'team-a/prod', 1));
+        const error = await refusal(limiter.admit(request(ciBot, 'team-a/prod', 0)));
+        const after = Date.now();
+        expect(error.status).toBe(429);
+        expect(error.code).toBe('insufficient_quota');
+        const retryAfter = Number(error.headers['retry-after']);
+        expect(error.message).toBe(
+          `Daily token budget (tokensPerDay) exhausted on key ci-bot: limit 100, used 100, requested 0, retry in ${formatGoDuration(retryAfter * 1000)}.`,
+        );
+        retryToMidnight(error.headers['retry-after'], before, after);
+        expect(error.headers['ratelimit-policy']).toBe('"tpd";q=100;w=86400');
+        expect(error.headers['ratelimit']).toBe(`"tpd";r=0;t=${retryAfter}`);
+        expect(events.rejections).toEqual(['key:tokensPerDay', 'key:tokensPerDay']);
+      });
+
+      it('refuses a request reserving 0 tokens with rate_limit_exceeded once tpm is used up', async () => {
+        const events = recordEvents();
+        const limiter = await limiterWith({}, events);
+        const ciBot = keyPrincipal('ci-bot', { tpm: 100 });
+        await limiter.admit(request(ciBot, 'team-a/prod', 100));
+        const error = await refusal(limiter.admit(request(ciBot, 'team-a/prod', 0)));
+        expect(error.status).toBe(429);
+        expect(error.code).toBe('rate_limit_exceeded');
+        expect(error.message).toBe('Rate limit reached for tokens per minute (tpm) on key ci-bot: limit 100, used 100, requested 0, retry in 1m0s.');
+        expect(error.headers['retry-after']).toBe('60');
+        expect(error.headers['x-ratelimit-limit-tokens']).toBe('100');
+        expect(error.headers['x-ratelimit-remaining-tokens']).toBe('0');
+        expect(error.headers['ratelimit']).toBe('"tpm";r=0;t=60');
+        expect(events.rejections).toEqual(['key:tpm']);
+      });
+
+      it('refuses a request reserving no cost once costPerDay is used up', async () => {
+        const events = recordEvents();
+        const limiter = await limiterWith({}, events);
+        // 0.000001 USD is 1000 nano-units.
+        const ciBot = keyPrincipal('ci-bot', { costPerDay: 0.000001 });
+        const before = Date.now();
+        await limiter.admit(request(ciBot, 'team-a/prod', 10, 1000));
+        const error = await refusal(limiter.admit(request(ciBot, 'team-a/prod', 0, 0)));
+        const after = Date.now();
+        expect(error.status).toBe(429);
+        expect(error.code).toBe('insufficient_quota');
+        const retryAfter = Number(error.headers['retry-after']);
+        expect(error.message).toBe(
+          `Daily cost budget (costPerDay) exhausted on key ci-bot: limit 0.000001 USD, used 0.000001 USD, requested 0 USD; it resets at 00:00 UTC, retry in ${formatGoDuration(retryAfter * 1000)}.`,
+        );
+        retryToMidnight(error.headers['retry-after'], before, after);
+        expect(events.rejections).toEqual(['key:costPerDay']);
+      });
+
+      it("refuses a request reserving no cost once a project's costPerMonth is used up", async () => {
+        const events = recordEvents();
+        const limiter = await limiterWith({ projects: { 'team-a/*': { costPerMonth: 0.000002 } } }, events);
+        const ciBot = keyPrincipal('ci-bot', {});
+        await limiter.admit(request(ciBot, 'team-a/prod', 10, 1500));
+        await limiter.admit(request(ciBot, 'team-a/prod', 0, 0)); // 500 nano-units remain
+        await limiter.admit(request(ciBot, 'team-a/prod', 10, 500));
+        const error = await refusal(limiter.admit(request(ciBot, 'team-a/prod', 10, 0)));
+        expect(error.status).toBe(429);
+        expect(error.code).toBe('insufficient_quota');
+        expect(error.message).toMatch(
+          /^Monthly cost budget \(costPerMonth\) exhausted on project team-a\/prod: limit 0\.000002 USD, used 0\.000002 USD, requested 0 USD; it resets on the 1st at 00:00 UTC, retry in \d+h\d+m\d+s\.$/,
+        );
+        expect(Number(error.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(events.rejections).toEqual(['project:costPerMonth']);
+        // Another project of the team has its own budget.
+        await limiter.admit(request(ciBot, 'team-a/dev', 10, 0));
+      });
+
+      it('lets a request that can spend neither tokens nor money (/v1/models) pass used-up token and cost limits, with their headers', async () => {
+        const limiter = await limiterWith();
+        const ciBot = keyPrincipal('ci-bot', { rpm: 10, tpm: 100, costPerDay: 0.000001 });
+        await limiter.admit(request(ciBot, 'team-a/prod', 100, 1000));
+        const listing = await limiter.admit({ ...request(ciBot, 'team-a/prod'), spends: false });
+        expect(listing.headers['x-ratelimit-remaining-requests']).toBe('8');
+        expect(listing.headers['x-ratelimit-remaining-tokens']).toBe('0');
+        // A chat request reserving nothing is refused; of the two limits used up, the budget frees last.
+        const chat = await refusal(limiter.admit(request(ciBot, 'team-a/prod', 0, 0)));
+        expect(chat.code).toBe('insufficient_quota');
+        expect(chat.message).toMatch(/^Daily cost budget \(costPerDay\) exhausted on key ci-bot: limit 0\.000001 USD, used 0\.000001 USD, requested 0 USD; /);
+      });
+
+      it('refuses a request reserving 0 once a settle has pushed usage over the limit', async () => {
+        const limiter = await limiterWith();
+        const ciBot = keyPrincipal('ci-bot', { tpm: 100, tokensPerDay: 1000 });
+        (await limiter.admit(request(ciBot, 'team-a/prod', 10))).finish(120);
+        await limiter.settled();
+        const error = await refusal(limiter.admit(request(ciBot, 'team-a/prod', 0)));
+        expect(error.code).toBe('rate_limit_exceeded');
+        expect(error.message).toBe('Rate limit reached for tokens per minute (tpm) on key ci-bot: limit 100, used 120, requested 0, retry in 1m0s.');
+        expect(error.headers['x-ratelimit-remaining-tokens']).toBe('0');
+      });
+    });
+
     it('frees a slot once however often finish is called', async () => {
       const limiter = await limiterWith();
       const ciBot = keyPrincipal('ci-bot', { concurrency: 2 });

@@ -67,10 +67,11 @@ export function jwtPrincipal(subject: string, limits: LimitSet, team = 'team-a')
   return { kind: 'jwt', id: subject, team, projects: new Set(['*']), defaultProject: 'default', limits };
 }
 
-export function request(principal: Principal, project: string, estimatedTokens = 0): AdmissionRequest {
+/** An admission request reserving `estimatedTokens` and, for budgets, `estimatedCostNanos` (nano-units of the currency). */
+export function request(principal: Principal, project: string, estimatedTokens = 0, estimatedCostNanos = 0): AdmissionRequest {
   const [team, name] = project.split('/') as [string, string];
   const ref: ProjectRef = { team, project: name };
-  return { principal, project: ref, estimatedTokens };
+  return { principal, project: ref, estimatedTokens, estimatedCostNanos };
 }
 
 /** LimitEvents that remember what they were told. */

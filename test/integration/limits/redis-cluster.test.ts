@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Limiter } from '../../../src/limits/index.js';
 import { startRedisCluster, type TestRedisCluster } from '../../helpers/redis-cluster.js';
-import { admitAll, buildLimiter, keyPrincipal, limitsConfig, recordEvents, request, type LimitSettings } from './limiter-fixtures.js';
+import { admitAll, buildLimiter, keyPrincipal, limitsConfig, recordEvents, refusal, request, type LimitSettings } from './limiter-fixtures.js';
 
 let cluster: TestRedisCluster;
 let instances: Limiter[] = [];
@@ -54,5 +54,19 @@ describe('limits on a 3-master Redis Cluster', () => {
       expect(probe.headers['x-ratelimit-remaining-tokens']).toBe('900');
       expect(probe.headers['ratelimit']).toBe('"tpm";r=900;t=60, "concurrency";r=0');
     }
+  });
+
+  it('refuses a request reserving nothing on every instance once a budget is used up', async () => {
+    const [a, b, c] = await startInstances({ keyPrefix: 'cluster-spent:', projects: { 'team-b/*': { tokensPerDay: 100 } } });
+    const ciBot = keyPrincipal('ci-bot', { costPerDay: 0.000001 });
+    await a!.admit(request(ciBot, 'team-a/prod', 10, 1000));
+    const cost = await refusal(b!.admit(request(ciBot, 'team-a/prod', 0, 0)));
+    expect(cost.code).toBe('insufficient_quota');
+    expect(cost.message).toMatch(/^Daily cost budget \(costPerDay\) exhausted on key ci-bot: limit 0\.000001 USD, used 0\.000001 USD, requested 0 USD; /);
+    const bBot = keyPrincipal('b-bot', {}, 'team-b');
+    await a!.admit(request(bBot, 'team-b/prod', 100));
+    const tokens = await refusal(c!.admit(request(bBot, 'team-b/prod', 0)));
+    expect(tokens.code).toBe('insufficient_quota');
+    expect(tokens.message).toMatch(/^Daily token budget \(tokensPerDay\) exhausted on project team-b\/prod: limit 100, used 100, requested 0, retry in /);
   });
 });
