@@ -1,13 +1,13 @@
 import type { RequestListener } from 'node:http';
-import { setTimeout as delay } from 'node:timers/promises';
 import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
 import { AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeKeys, startKeySync } from './auth/index.js';
 import { ConfigError, loadConfig, storeMode, type Config } from './config/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
 import { asGatewayError, GatewayError, writeError } from './errors.js';
-import { createLimiter, createLimitStore } from './limits/index.js';
-import { buildLive, retireLive, type Live, type Services } from './live.js';
+import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
+import { NO_SLICE, PartList, type Part } from './lifecycle.js';
+import { LiveConfiguration, type Live, type Services } from './live.js';
 import { Ledger } from './metering/index.js';
 import { createLogger, createMetrics, requestIdFor, type Logger, type Metrics } from './observability/index.js';
 import { OwnershipRegistry } from './ownership/index.js';
@@ -18,15 +18,6 @@ import { StoreHandle } from './store/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
 const STORE_CONNECT_WAIT_MS = 3000;
-/** Time given to exchanges to complete once their connections are closed, even past the deadline. */
-const COMPLETION_FLOOR_MS = 250;
-
-/** Waits for `work` (its failure included) or `ms`, whichever comes first. */
-async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  const timer = new AbortController();
-  await Promise.race([work.catch(() => undefined), delay(Math.max(0, ms), undefined, { signal: timer.signal }).catch(() => undefined)]);
-  timer.abort();
-}
 
 /** A built gateway: what start/stop code needs to drive it. */
 export interface Gateway {
@@ -71,8 +62,8 @@ function createGatewayMetrics(config: Config): Metrics {
   });
 }
 
-/** The durable store and what lives on it: runtime keys (kept in step), the audit trail, the ledger. */
-function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
+/** The durable store and what lives on it: runtime keys (kept in step), ownership records, the audit trail, the ledger. */
+function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList) {
   const onDatabaseError = (): void => metrics.recordDatabaseError();
   const runtimeKeys = new RuntimeKeys();
   const handle = new StoreHandle(config.database, {
@@ -84,177 +75,186 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics) {
       await Promise.all([keySync.loadAll(), ownership.loadAll()]);
     },
   });
+  parts.add('store', NO_SLICE, { close: () => handle.close() });
   const keySync = startKeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
+  parts.add('key sync', NO_SLICE, { close: () => keySync.stop() });
   const ownership = new OwnershipRegistry(handle, {
     requestTimeoutMs: config.database.requestTimeoutMs,
     refreshIntervalMs: config.database.refreshIntervalMs,
     onDatabaseError,
     onRecordDropped: (record) => logger.error({ resource: record }, 'a training resource creation could not be recorded: the database was away too long'),
   });
+  parts.add('ownership registry', NO_SLICE, { close: (deadline) => ownership.close(deadline) });
   const trail = new AuditTrail(handle, logger, onDatabaseError);
-  let ledgerSettings = config.metering.ledger;
+  parts.add('audit trail', NO_SLICE, { close: (deadline) => trail.close(deadline) });
+  const ledger = createLedger(handle, config.metering.ledger, logger, metrics, parts);
+  return { runtimeKeys, handle, keySync, ownership, trail, ledger };
+}
+
+/** The usage ledger: its settings (on/off, retention, buffer) follow reloads. */
+function createLedger(handle: StoreHandle, initial: Config['metering']['ledger'], logger: Logger, metrics: Metrics, parts: PartList): Ledger {
+  let settings = initial;
   const ledger = new Ledger(handle, {
-    enabled: () => ledgerSettings.enabled,
-    retentionDays: () => ledgerSettings.retentionDays,
-    maxBuffered: () => ledgerSettings.maxBufferedRows,
+    enabled: () => settings.enabled,
+    retentionDays: () => settings.retentionDays,
+    maxBuffered: () => settings.maxBufferedRows,
     onDropped: (row, reason) => {
       metrics.recordUsageRowDropped();
       logger.error({ rowId: row.id, requestId: row.requestId, team: row.team, project: row.project, reason }, 'usage ledger row dropped: the database was away too long');
     },
-    onDatabaseError,
+    onDatabaseError: () => metrics.recordDatabaseError(),
   });
-  const configureLedger = (next: Config['metering']['ledger']): void => {
-    ledgerSettings = next;
+  const part: Part<Config['metering']['ledger']> = {
+    reconfigure: (next) => {
+      settings = next;
+    },
+    close: (deadline) => ledger.close(deadline),
   };
-  return { runtimeKeys, handle, keySync, ownership, trail, ledger, configureLedger };
+  parts.add('ledger', (config) => config.metering.ledger, part);
+  return ledger;
+}
+
+/** Redis, and what counts in it: the limiter (limits and budgets) and the bad-credential throttle. */
+function createCounters(config: Config, metrics: Metrics, parts: PartList) {
+  const onStoreError = (store: string): void => metrics.recordStoreError(store);
+  const redis = connectRedis(config.redis);
+  parts.add('redis', NO_SLICE, { close: () => redis?.disconnect() });
+  const limiter = createLimiter(config, createLimitStore(config, redis, () => onStoreError('redis')), {
+    onStoreError,
+    onRejected: (scope, limit) => metrics.recordRejection(scope, limit),
+  });
+  parts.add('limiter', (config) => config, { reconfigure: (next) => limiter.configure(next), close: () => limiter.close() });
+  const authFailureLimit = new AuthFailureLimit(config.auth.failureLimit, redis, {
+    keyPrefix: config.redis.keyPrefix,
+    replySilenceMs: config.redis.commandTimeoutMs,
+    onStoreError: () => onStoreError('redis'),
+  });
+  parts.add('auth failure limit', (config) => config.auth.failureLimit, { reconfigure: (next) => authFailureLimit.configure(next), close: () => undefined });
+  return { limiter, authFailureLimit };
 }
 
 /** Turns a validated Config into the gateway's request listener. Everything the hot path needs is built here. */
 export async function createGateway(initial: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(initial.logging.level);
   const metrics = createGatewayMetrics(initial);
-  const onStoreError = (store: string): void => metrics.recordStoreError(store);
-  const redis = connectRedis(initial.redis);
-  const limiter = createLimiter(initial, createLimitStore(initial, redis, () => onStoreError('redis')), {
-    onStoreError,
-    onRejected: (scope, limit) => metrics.recordRejection(scope, limit),
-  });
-  const authFailureLimit = new AuthFailureLimit(initial.auth.failureLimit, redis, {
-    keyPrefix: initial.redis.keyPrefix,
-    replySilenceMs: initial.redis.commandTimeoutMs,
-    onStoreError: () => onStoreError('redis'),
-  });
-  const durable = createDurableParts(initial, logger, metrics);
+  const parts = new PartList();
+  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts);
+  const durable = createDurableParts(initial, logger, metrics, parts);
   const bufferBudget = new BufferBudget(initial.server.maxBufferedBytes);
   metrics.watchBufferedBytes(() => bufferBudget.used);
-  const services: Services = {
-    logger,
-    metrics,
-    limiter,
-    ledger: durable.ledger,
-    runtimeKeys: durable.runtimeKeys,
-    ownership: durable.ownership,
-    bufferBudget,
-    routes: createRouteTable(),
-    authFailureLimit,
-  };
+  parts.add('buffer budget', (config) => config.server.maxBufferedBytes, { reconfigure: (max) => void (bufferBudget.max = max), close: () => undefined });
+  parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });
+  const { runtimeKeys, ownership, ledger } = durable;
+  const services: Services = { logger, metrics, limiter, ledger, runtimeKeys, ownership, bufferBudget, routes: createRouteTable(), authFailureLimit };
 
   await durable.handle.open();
-  let live = await buildLive(initial, services);
-  const retiring = new Set<Promise<void>>();
+  const live = parts.add('live configuration', (config) => config, await LiveConfiguration.build(initial, services));
   let draining = false;
-
-  const reload = async (actor: string, requestId: string): Promise<ReloadResult> => {
-    try {
-      if (options.configPath === undefined) throw new ConfigError('this gateway was not started from a config file: nothing to reload');
-      const next = loadConfig(options.configPath);
-      const { changed, restartRequired } = diffConfig(live.config, next);
-      const applied = applicableConfig(live.config, next);
-      const previous = live;
-      live = await buildLive(applied, services, previous);
-      limiter.configure(applied);
-      authFailureLimit.configure(applied.auth.failureLimit);
-      bufferBudget.max = applied.server.maxBufferedBytes;
-      durable.configureLedger(applied.metering.ledger);
-      logger.level = applied.logging.level;
-      const retired = retireLive(previous, live).finally(() => retiring.delete(retired));
-      retiring.add(retired);
-      metrics.recordConfigReload('ok');
-      durable.trail.record(actor, 'config.reload', 'config', 'ok', requestId);
-      logger.info({ changed, restartRequired }, 'configuration reloaded');
-      return { status: 'reloaded', changed, restartRequired };
-    } catch (err) {
-      metrics.recordConfigReload('error');
-      const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
-      durable.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId);
-      throw new GatewayError(400, 'invalid_config', message);
-    }
-  };
-
-  const keys = new KeyAdmin(durable.handle, durable.runtimeKeys, durable.keySync, () => live.config.auth.keys);
+  const reload = reloader(options.configPath, live, parts, { logger, metrics, trail: durable.trail });
   const app = createOperationsApp({
-    current: () => live,
+    current: () => live.current,
     limiter,
     authFailureLimit,
     metrics,
     logger,
     handle: durable.handle,
-    ledger: durable.ledger,
-    keys,
-    ownership: durable.ownership,
+    ledger,
+    keys: new KeyAdmin(durable.handle, runtimeKeys, durable.keySync, () => live.current.config.auth.keys),
+    ownership,
     trail: durable.trail,
     reload,
     isDraining: () => draining,
     metricsPath: initial.metrics.port === null ? initial.metrics.path : null,
     // Paths outside the route table (and outside /v1) get the same 400/404/405 answers.
-    fallback: (req, res) => live.route(req, res),
+    fallback: (req, res) => live.current.route(req, res),
   });
+  await warnAboutStartingState(initial, limiter, live.current, logger);
 
-  if (!(await limiter.whenConnected(STORE_CONNECT_WAIT_MS))) {
-    logger.warn(
-      { onStoreError: initial.rateLimits.onStoreError },
-      `Redis is not reachable after ${STORE_CONNECT_WAIT_MS} ms; starting anyway (${initial.rateLimits.onStoreError === 'open' ? 'limits hold per instance' : 'limited routes answer 503'} until it is).`,
-    );
-  }
-  if (live.authenticator.credentialCount() === 0) {
-    logger.warn('No API keys are configured: every /v1 request will be refused. Create one with `npm run keygen -- --team <team>` and add it under auth.keys, or POST /admin/keys.');
-  }
-
-  /**
-   * /v1 traffic goes straight to the pipeline: Express's router and request decoration cost
-   * more per request than the whole proxy hop (bench/RESULTS.md), and the pipeline needs none
-   * of it. Everything else (health, metrics, admin) is served by Express.
-   */
-  const handleRequest: RequestListener = (req, res) => {
-    if (!req.url?.startsWith('/v1/')) {
-      app(req, res);
-      return;
-    }
-    if (draining) res.setHeader('connection', 'close');
-    try {
-      live.route(req, res);
-    } catch (err) {
-      res.setHeader('x-request-id', requestIdFor(req.headers['x-request-id']));
-      writeError(res, asGatewayError(err));
-    }
-  };
-
-  const idle = async (): Promise<void> => {
-    await Promise.all([live.v1.idle(), ...retiring]);
-  };
   return {
-    handleRequest,
+    handleRequest: routeRequests(app, live, () => draining),
     get config() {
-      return live.config;
+      return live.current.config;
     },
     logger,
     get metricsHandler() {
-      return live.metricsHandler;
+      return live.current.metricsHandler;
     },
     startDraining() {
       draining = true;
     },
     reload,
     async settled() {
-      await idle();
-      await Promise.all([limiter.settled(), durable.ledger.flush(), durable.trail.flush()]);
+      await live.idle();
+      await Promise.all([limiter.settled(), ledger.flush(), durable.trail.flush()]);
     },
-    async close(deadline = Date.now() + live.config.server.shutdownGraceMs) {
-      // Exchanges cut at the deadline complete (settle, meter, log) a few ticks after their
-      // connections close; then ledger rows still waiting for a database that is down are given
-      // up at the deadline, so the whole shutdown fits in one grace period.
-      await settleWithin(idle(), Math.max(COMPLETION_FLOOR_MS, deadline - Date.now()));
-      await Promise.allSettled([
-        durable.ledger.close(deadline),
-        durable.trail.close(deadline),
-        durable.ownership.close(deadline),
-        limiter.close(),
-        live.chatChecker.close(),
-      ]);
-      durable.keySync.stop();
-      await durable.handle.close();
-      redis?.disconnect();
-      for (const upstream of Object.values(live.upstreams)) upstream.close();
+    async close(deadline = Date.now() + live.current.config.server.shutdownGraceMs) {
+      // Last built first: requests finish, then the ledger writes while the database is open, then connections close.
+      for (const failure of await parts.close(deadline)) logger.error({ part: failure.name, err: failure.error }, 'a part failed to close');
     },
+  };
+}
+
+interface ReloadDeps {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly trail: AuditTrail;
+}
+
+/**
+ * Re-reads the config file and hands the applicable configuration to every part; an invalid
+ * file (or one the live configuration cannot be built from) changes nothing and is a 400.
+ */
+function reloader(configPath: string | undefined, live: LiveConfiguration, parts: PartList, deps: ReloadDeps) {
+  return async (actor: string, requestId: string): Promise<ReloadResult> => {
+    try {
+      if (configPath === undefined) throw new ConfigError('this gateway was not started from a config file: nothing to reload');
+      const next = loadConfig(configPath);
+      const { changed, restartRequired } = diffConfig(live.current.config, next);
+      await parts.reconfigure(applicableConfig(live.current.config, next));
+      deps.metrics.recordConfigReload('ok');
+      deps.trail.record(actor, 'config.reload', 'config', 'ok', requestId);
+      deps.logger.info({ changed, restartRequired }, 'configuration reloaded');
+      return { status: 'reloaded', changed, restartRequired };
+    } catch (err) {
+      deps.metrics.recordConfigReload('error');
+      const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
+      deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId);
+      throw new GatewayError(400, 'invalid_config', message);
+    }
+  };
+}
+
+/** Start-up warnings: a shared store that is not there yet, and a gateway with no keys at all. */
+async function warnAboutStartingState(config: Config, limiter: Limiter, live: Live, logger: Logger): Promise<void> {
+  if (!(await limiter.whenConnected(STORE_CONNECT_WAIT_MS))) {
+    const { onStoreError } = config.rateLimits;
+    logger.warn(
+      { onStoreError },
+      `Redis is not reachable after ${STORE_CONNECT_WAIT_MS} ms; starting anyway (${onStoreError === 'open' ? 'limits hold per instance' : 'limited routes answer 503'} until it is).`,
+    );
+  }
+  if (live.authenticator.credentialCount() === 0) {
+    logger.warn('No API keys are configured: every /v1 request will be refused. Create one with `npm run keygen -- --team <team>` and add it under auth.keys, or POST /admin/keys.');
+  }
+}
+
+/**
+ * /v1 traffic goes straight to the pipeline: Express's router and request decoration cost
+ * more per request than the whole proxy hop (bench/RESULTS.md), and the pipeline needs none
+ * of it. Everything else (health, metrics, admin) is served by Express.
+ */
+function routeRequests(app: RequestListener, live: LiveConfiguration, isDraining: () => boolean): RequestListener {
+  return (req, res) => {
+    if (!req.url?.startsWith('/v1/')) {
+      app(req, res);
+      return;
+    }
+    if (isDraining()) res.setHeader('connection', 'close');
+    try {
+      live.current.route(req, res);
+    } catch (err) {
+      res.setHeader('x-request-id', requestIdFor(req.headers['x-request-id']));
+      writeError(res, asGatewayError(err));
+    }
   };
 }

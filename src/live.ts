@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createAuthenticator, type AuthFailureLimit, type Authenticator, type RuntimeKeys } from './auth/index.js';
 import type { Config } from './config/index.js';
+import type { Part } from './lifecycle.js';
 import type { Limiter } from './limits/index.js';
 import { createPriceBook, type Ledger, type PriceBook } from './metering/index.js';
 import { createMetricsEndpoint, type Logger, type Metrics } from './observability/index.js';
@@ -80,4 +82,60 @@ export async function retireLive(retired: Live, successor: Live | undefined): Pr
   await retired.v1.idle();
   for (const upstream of Object.values(retired.upstreams)) upstream.close();
   if (successor?.chatChecker !== retired.chatChecker) await retired.chatChecker.close();
+}
+
+/** Time given to exchanges to complete once their connections are closed, even past the deadline. */
+const COMPLETION_FLOOR_MS = 250;
+
+/** Waits for `work` (its failure included) or `ms`, whichever comes first. */
+async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  const timer = new AbortController();
+  await Promise.race([work.catch(() => undefined), delay(Math.max(0, ms), undefined, { signal: timer.signal }).catch(() => undefined)]);
+  timer.abort();
+}
+
+/**
+ * The running configuration's parts as one part of the gateway: a reload builds the next set
+ * (refusing the reload, with nothing changed, when it cannot be built) and retires the previous
+ * one once its requests are over; closing waits for the requests in flight, then lets go of the
+ * upstream pools and the chat checker.
+ */
+export class LiveConfiguration implements Part<Config> {
+  private readonly retiring = new Set<Promise<void>>();
+
+  private constructor(
+    private live: Live,
+    private readonly services: Services,
+  ) {}
+
+  static async build(config: Config, services: Services): Promise<LiveConfiguration> {
+    return new LiveConfiguration(await buildLive(config, services), services);
+  }
+
+  /** What new requests run with. */
+  get current(): Live {
+    return this.live;
+  }
+
+  async reconfigure(next: Config): Promise<void> {
+    const previous = this.live;
+    this.live = await buildLive(next, this.services, previous);
+    const retired = retireLive(previous, this.live).finally(() => this.retiring.delete(retired));
+    this.retiring.add(retired);
+  }
+
+  /** Resolves once no exchange of this or a retired configuration is open. */
+  async idle(): Promise<void> {
+    await Promise.all([this.live.v1.idle(), ...this.retiring]);
+  }
+
+  /**
+   * Exchanges cut at the deadline complete (settle, meter, log) a few ticks after their
+   * connections close, so they get a short floor past it; then the pools and checker close.
+   */
+  async close(deadline: number): Promise<void> {
+    await settleWithin(this.idle(), Math.max(COMPLETION_FLOOR_MS, deadline - Date.now()));
+    await this.live.chatChecker.close();
+    for (const upstream of Object.values(this.live.upstreams)) upstream.close();
+  }
 }

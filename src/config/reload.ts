@@ -5,7 +5,7 @@ import type { Config } from './schema.js';
  * Redis and the database (and the lease TTL its Redis store runs on), the metrics listener and
  * path, and the listener's own timeouts and caps. A reload lists them (`restartRequired`) and leaves them as they were.
  */
-const RESTART_REQUIRED: readonly string[] = [
+export const RESTART_REQUIRED: readonly string[] = [
   'server.host',
   'server.port',
   'server.headersTimeoutMs',
@@ -56,21 +56,18 @@ export function diffConfig(before: Config, after: Config): ConfigChanges {
  * as the process started with it (so what runs never claims settings it does not apply).
  */
 export function applicableConfig(running: Config, next: Config): Config {
-  return {
-    ...next,
-    server: {
-      ...next.server,
-      host: running.server.host,
-      port: running.server.port,
-      headersTimeoutMs: running.server.headersTimeoutMs,
-      requestTimeoutMs: running.server.requestTimeoutMs,
-      keepAliveTimeoutMs: running.server.keepAliveTimeoutMs,
-      maxConnections: running.server.maxConnections,
-      maxHeaderBytes: running.server.maxHeaderBytes,
-    },
-    rateLimits: { ...next.rateLimits, concurrencyLeaseMs: running.rateLimits.concurrencyLeaseMs },
-    redis: running.redis,
-    database: running.database,
-    metrics: { ...next.metrics, port: running.metrics.port, path: running.metrics.path, maxTeamProjects: running.metrics.maxTeamProjects },
-  };
+  let applied = next;
+  for (const path of RESTART_REQUIRED) applied = withValueAt(applied, path.split('.'), valueAt(running, path.split('.')));
+  return applied;
+}
+
+function valueAt(source: unknown, path: readonly string[]): unknown {
+  return path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], source);
+}
+
+/** A copy of `target` with `value` at `path`, sharing every branch the path does not go through. */
+function withValueAt<T>(target: T, path: readonly string[], value: unknown): T {
+  const [key, ...rest] = path as [string, ...string[]];
+  const node = target as Record<string, unknown>;
+  return { ...node, [key]: rest.length === 0 ? value : withValueAt(node[key], rest, value) } as T;
 }
