@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
 import { AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeKeys, startKeySync } from './auth/index.js';
-import { ConfigError, loadConfig, storeMode, type Config } from './config/index.js';
+import { ConfigError, loadConfig, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
 import { asGatewayError, GatewayError, writeError } from './errors.js';
 import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
@@ -55,7 +55,7 @@ function createGatewayMetrics(config: Config): Metrics {
   return createMetrics({
     maxTeamProjects: config.metrics.maxTeamProjects,
     knownLabels: {
-      upstreams: ['service', 'inference'],
+      upstreams: UPSTREAM_NAMES,
       authFailureReasons: [...AUTH_FAILURE_REASONS, PROJECT_FORBIDDEN],
       stores: storeMode(config.redis) === 'memory' ? [] : ['redis'],
     },

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createAuthenticator, type AuthFailureLimit, type Authenticator, type RuntimeKeys } from './auth/index.js';
-import type { Config } from './config/index.js';
+import { perUpstream, type Config } from './config/index.js';
 import type { Part } from './lifecycle.js';
 import type { Limiter } from './limits/index.js';
 import { createPriceBook, type Ledger, type PriceBook } from './metering/index.js';
@@ -49,10 +49,7 @@ const checkerSettings = (config: Config): string => `${config.rateLimits.default
 export async function buildLive(config: Config, services: Services, previous?: Live): Promise<Live> {
   const authenticator = await createAuthenticator(config, services.runtimeKeys);
   const prices = createPriceBook(config.metering.prices);
-  const upstreams: Record<UpstreamName, Upstream> = {
-    service: createUpstream('service', config.upstreams.service),
-    inference: createUpstream('inference', config.upstreams.inference),
-  };
+  const upstreams = perUpstream((name) => createUpstream(name, config.upstreams[name]));
   const chatChecker =
     previous && checkerSettings(previous.config) === checkerSettings(config)
       ? previous.chatChecker

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { UPSTREAMS } from './upstreams.js';
 import { parseDocument } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 
 export { keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
 
+export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { Config, LimitSet, StaticKeyConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 
 /** A configuration problem: one line naming the key path and what is wrong. */
@@ -47,8 +49,10 @@ function applyOverrides(raw: Record<string, unknown>, env: Env): void {
     const port = Number(env.PORT);
     section('server').port = Number.isInteger(port) ? port : env.PORT;
   }
-  if (env.SERVICE_URL) upstream('service').url = env.SERVICE_URL;
-  if (env.INFERENCE_URL) upstream('inference').url = env.INFERENCE_URL;
+  for (const [name, { urlVariable }] of Object.entries(UPSTREAMS)) {
+    const url = env[urlVariable];
+    if (url) upstream(name).url = url;
+  }
   if (env.REDIS_URL) section('redis').url = env.REDIS_URL;
   if (env.DATABASE_URL) section('database').url = env.DATABASE_URL;
   if (env.LOG_LEVEL) section('logging').level = env.LOG_LEVEL;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { perUpstream } from './upstreams.js';
 import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limits/kinds.js';
 import { defaultProjectOf, defaultProjectRefusal } from '../projects/default.js';
 import { NAME_PATTERN, NAME_RULE } from '../projects/name.js';
@@ -183,7 +184,7 @@ export const configSchema = z
       })
       .prefault({}),
     upstreams: z
-      .object({ service: upstreamSchema, inference: upstreamSchema })
+      .object(perUpstream(() => upstreamSchema))
       .strict(),
     auth: z
       .object({

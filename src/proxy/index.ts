@@ -1,4 +1,5 @@
-export { createRouteTable, malformedPathEncoding, pathParam, resolveRoute, ROUTES, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteTable, type UpstreamName } from './routes.js';
+export { createRouteTable, malformedPathEncoding, pathParam, resolveRoute, ROUTES, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteTable } from './routes.js';
+export type { UpstreamName } from '../config/index.js';
 export { createUpstream, type Upstream, type ForwardHandlers, type ForwardHandle } from './upstream.js';
 export type { UpstreamErrorKind } from './upstream-error.js';
 export { relayResponse, type BodyTap, type RelayOutcome } from './relay.js';

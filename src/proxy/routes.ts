@@ -1,6 +1,6 @@
+import type { UpstreamName } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 
-export type UpstreamName = 'service' | 'inference';
 
 /**
  * What the gateway does with a request body:

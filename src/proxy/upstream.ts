@@ -2,9 +2,8 @@ import http, { type ClientRequest, type IncomingMessage, type ServerResponse } f
 import https from 'node:https';
 import type { Stream } from 'node:stream';
 import { ProxyServer } from 'http-proxy-3';
-import type { UpstreamConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import type { UpstreamName } from './routes.js';
+import type { UpstreamConfig, UpstreamName } from '../config/index.js';
 import type { UpstreamErrorKind } from './upstream-error.js';
 
 /** What the caller learns about one forwarded exchange. */
