@@ -1,6 +1,6 @@
 /**
- * UTC calendar arithmetic shared by limits (daily and monthly windows), the ledger's retention
- * and the admin API (day ranges). All of it is UTC: a budget or a
+ * UTC calendar arithmetic shared by limits (daily and monthly windows), the ledger's retention,
+ * the admin API and the store's queries (day ranges). All of it is UTC: a budget or a
  * report never depends on where a gateway instance runs.
  */
 
@@ -19,6 +19,22 @@ export function dayStart(day: string): number {
   if (!match) return NaN;
   const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
   return new Date(ms).toISOString().startsWith(day) ? ms : NaN;
+}
+
+/**
+ * The instants `[start, end)` covering the inclusive UTC days `from`..`to`, as ISO strings
+ * (the store's day-range queries); RangeError when either is not a `YYYY-MM-DD` calendar day.
+ */
+export function dayRange(from: string, to: string): { start: string; end: string } {
+  const start = calendarDayStart(from, 'from');
+  const end = calendarDayStart(to, 'to') + DAY_MS;
+  return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
+}
+
+function calendarDayStart(day: string, name: string): number {
+  const ms = dayStart(day);
+  if (Number.isNaN(ms)) throw new RangeError(`${name} must be a calendar day as YYYY-MM-DD, got "${day}"`);
+  return ms;
 }
 
 /** Milliseconds from `now` until the next UTC midnight (never 0: at midnight, a whole day). */

@@ -3,7 +3,7 @@ import { GatewayError } from '../errors.js';
 import { rateLimitHeaders } from './headers.js';
 import { limitKind, type LimitName } from './kinds.js';
 import { MemoryStore } from './memory-store.js';
-import { LimitPlan } from './plan.js';
+import { LimitPlan, wholeUnits } from './plan.js';
 import { rejectionFor } from './rejection.js';
 import { StoreUnavailableError, type Check, type LimitScope, type LimitStore, type Outcome } from './store.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
@@ -66,7 +66,6 @@ export interface Limiter {
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
-const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value) || 0);
 /** What a request to which no limit applies gets: no store, no headers, nothing to settle. */
 const UNLIMITED: Admission = Object.freeze({ headers: NO_HEADERS, finish: () => undefined });
 

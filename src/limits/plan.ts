@@ -42,7 +42,7 @@ interface RequestTerms {
 }
 
 /** Whole, non-negative units: what a counter can be charged. */
-const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value) || 0);
+export const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value) || 0);
 
 /**
  * The checks of one scope (a principal's or a project's limits), all in one store record (its

@@ -1,6 +1,6 @@
 import type { PriceBook } from './prices.js';
-import type { TapResult } from './tap.js';
-import type { Usage } from './usage.js';
+import type { TapResult } from './taps/tap.js';
+import type { Usage } from './taps/usage.js';
 
 /** What one request is charged: the tokens recorded and settled against limits, and their cost. */
 export interface Charge {

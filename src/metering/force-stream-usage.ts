@@ -1,4 +1,4 @@
-import { skipJsonSpace } from './json-scan.js';
+import { skipJsonSpace } from './taps/json-scan.js';
 
 const INSERTED = Buffer.from('"stream_options":{"include_usage":true},');
 const OPEN_BRACE = 0x7b;

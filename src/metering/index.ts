@@ -3,9 +3,9 @@
  * are relayed, the forced `include_usage` of streaming requests, and the usage store the
  * admin API reads.
  */
-export { createResponseTap, type ResponseTapOptions } from './response-tap.js';
-export type { ResponseTap, TapResult } from './tap.js';
-export type { Usage } from './usage.js';
+export { createResponseTap, type ResponseTapOptions } from './taps/response-tap.js';
+export type { ResponseTap, TapResult } from './taps/tap.js';
+export type { Usage } from './taps/usage.js';
 export { chargeFor, type Charge, type ChargeBasis } from './charge.js';
 export { createPriceBook, type Price, type PriceBook } from './prices.js';
 export { forceStreamUsage, type ForcedBody } from './force-stream-usage.js';

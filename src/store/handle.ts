@@ -1,6 +1,6 @@
-import type { DatabaseSettings, DurableStore, StoreChangeListener } from './durable-store.js';
-import { DatabaseUnavailableError } from './errors.js';
-import type { StoreLogger } from './logger.js';
+import type { DatabaseSettings, DurableStore, StoreChangeListener } from './core/durable-store.js';
+import { DatabaseUnavailableError } from './core/errors.js';
+import type { StoreLogger } from './core/logger.js';
 import { openDurableStore } from './open.js';
 
 /** How often a store that could not be opened is tried again. */

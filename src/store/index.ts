@@ -1,7 +1,7 @@
 export { openDurableStore, type OpenStoreOptions } from './open.js';
-export type * from './durable-store.js';
-export { DatabaseUnavailableError, InvalidCursorError, KeyIdTakenError, SchemaTooNewError, SecretDigestTakenError } from './errors.js';
-export type { StoreLogger } from './logger.js';
+export type * from './core/durable-store.js';
+export { DatabaseUnavailableError, InvalidCursorError, KeyIdTakenError, SchemaTooNewError, SecretDigestTakenError } from './core/errors.js';
+export type { StoreLogger } from './core/logger.js';
 export { StoreHandle, type StoreHandleOptions } from './handle.js';
 export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';
 export { StoreMirror, type StoreMirrorOptions } from './store-mirror.js';

@@ -1,32 +1,16 @@
 import { setTimeout as delay, setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
-import { insertAudit, selectAudit } from './audit-queries.js';
-import type { ChangeFeed } from './change-feed.js';
-import { withinDeadline } from './deadline.js';
-import type { SqlDialect } from './dialect.js';
-import type * as Store from './durable-store.js';
-import { DatabaseUnavailableError } from './errors.js';
-import { insertKey, markRevoked, patchKey, rotateSecret, selectKey, selectKeys, selectStoredKeys } from './key-queries.js';
-import { deleteLedgerChunk, insertLedger, selectLedgerPage, type LedgerInserter } from './ledger-queries.js';
-import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resource-queries.js';
-import { isoInstant } from './rows.js';
-import type { Database } from './schema.js';
-import { aggregateLedger } from './usage-aggregate.js';
-
-/** What one implementation hands the shared store: its database, and how to tell and release it. */
-export interface StoreBackend {
-  readonly db: Kysely<Database>;
-  readonly dialect: SqlDialect;
-  readonly timeoutMs: number;
-  readonly feed: ChangeFeed;
-  readonly appliedMigrations: readonly number[];
-  /** Turns a driver failure into DatabaseUnavailableError when it means "cannot answer". */
-  readonly classifyFailure: (error: unknown) => unknown;
-  /** The backend's own way to insert ledger rows (SQLite: a prepared statement; PostgreSQL: `unnest`). */
-  readonly insertLedgerValues: LedgerInserter;
-  /** Releases what the backend owns beyond the Kysely instance (LISTEN connection). */
-  readonly release: () => Promise<void>;
-}
+import { insertAudit, selectAudit } from './audit/audit-queries.js';
+import { withinDeadline } from './core/deadline.js';
+import type * as Store from './core/durable-store.js';
+import { DatabaseUnavailableError } from './core/errors.js';
+import { isoInstant } from './core/rows.js';
+import type { Database } from './core/schema.js';
+import type { StoreBackend } from './core/store-backend.js';
+import { insertKey, markRevoked, patchKey, rotateSecret, selectKey, selectKeys, selectStoredKeys } from './keys/key-queries.js';
+import { deleteLedgerChunk, insertLedger, selectLedgerPage } from './ledger/ledger-queries.js';
+import { aggregateLedger } from './ledger/usage-aggregate.js';
+import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resources/resource-queries.js';
 
 /** A write's result, and the changes to announce once it has committed. */
 interface WriteOutcome<T> {

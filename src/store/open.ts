@@ -1,8 +1,8 @@
-import type { DatabaseSettings, DurableStore } from './durable-store.js';
+import type { DatabaseSettings, DurableStore } from './core/durable-store.js';
+import { silentLogger, type StoreLogger } from './core/logger.js';
 import { KyselyDurableStore } from './kysely-store.js';
-import { silentLogger, type StoreLogger } from './logger.js';
-import { openPostgresBackend } from './postgres-backend.js';
-import { openSqliteBackend } from './sqlite-backend.js';
+import { openPostgresBackend } from './postgres/postgres-backend.js';
+import { openSqliteBackend } from './sqlite/sqlite-backend.js';
 
 export interface OpenStoreOptions {
   logger?: StoreLogger;
@@ -21,7 +21,7 @@ const DEFAULT_POOL_SIZE = 10;
  * Opens the durable store — PostgreSQL when `settings.url` is set, else the SQLite file at
  * `settings.path` — and migrates it. Resolves once it can be used. Rejects with
  * SchemaTooNewError when a newer Tollgate migrated the database, DatabaseUnavailableError when
- * it cannot be reached.
+ * it cannot be reached. The one module that imports the dialect folders (`postgres/`, `sqlite/`).
  */
 export async function openDurableStore(settings: DatabaseSettings, options: OpenStoreOptions = {}): Promise<DurableStore> {
   const logger = options.logger ?? silentLogger;

@@ -1,4 +1,4 @@
-import type { DurableStore, StoreChange } from './durable-store.js';
+import type { DurableStore, StoreChange } from './core/durable-store.js';
 import type { StoreHandle } from './handle.js';
 
 export interface StoreMirrorOptions {

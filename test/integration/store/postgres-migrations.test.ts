@@ -1,12 +1,12 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postgresDialect } from '../../../src/store/dialect.js';
+import { postgresDialect } from '../../../src/store/core/dialect.js';
 import { openDurableStore, SchemaTooNewError, type DurableStore } from '../../../src/store/index.js';
-import { encodeCursor } from '../../../src/store/ledger-cursor.js';
-import { migrate } from '../../../src/store/migrate.js';
-import { MIGRATIONS } from '../../../src/store/migrations.js';
-import type { Database } from '../../../src/store/schema.js';
+import { encodeCursor } from '../../../src/store/ledger/ledger-cursor.js';
+import { migrate } from '../../../src/store/core/migrate.js';
+import { MIGRATIONS } from '../../../src/store/core/migrations.js';
+import type { Database } from '../../../src/store/core/schema.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { ledgerRow, rejection } from './store-fixtures.js';
 

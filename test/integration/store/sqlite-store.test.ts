@@ -4,12 +4,12 @@ import { dirname, join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Kysely, SqliteDialect } from 'kysely';
-import { sqliteDialect } from '../../../src/store/dialect.js';
+import { sqliteDialect } from '../../../src/store/core/dialect.js';
 import { DatabaseUnavailableError, openDurableStore, SchemaTooNewError, type DurableStore } from '../../../src/store/index.js';
-import { encodeCursor } from '../../../src/store/ledger-cursor.js';
-import { migrate } from '../../../src/store/migrate.js';
-import { MIGRATIONS } from '../../../src/store/migrations.js';
-import type { Database } from '../../../src/store/schema.js';
+import { encodeCursor } from '../../../src/store/ledger/ledger-cursor.js';
+import { migrate } from '../../../src/store/core/migrate.js';
+import { MIGRATIONS } from '../../../src/store/core/migrations.js';
+import type { Database } from '../../../src/store/core/schema.js';
 import { describeDurableStoreContract } from './durable-store.contract.js';
 import { digest, keyRecord, ledgerRow, rejection } from './store-fixtures.js';
 

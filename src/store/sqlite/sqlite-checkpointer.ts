@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { StoreLogger } from './logger.js';
+import type { StoreLogger } from '../core/logger.js';
 
 /**
  * Checkpoints a WAL-mode SQLite file from a worker thread.

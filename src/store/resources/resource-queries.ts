@@ -1,7 +1,7 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { ResourceFilter, ResourceKind, ResourceRecord } from './durable-store.js';
-import { isoInstant, resourceRecordFrom } from './rows.js';
-import type { Database, ResourcesTable } from './schema.js';
+import type { ResourceFilter, ResourceKind, ResourceRecord } from '../core/durable-store.js';
+import { isoInstant, resourceRecordFrom } from '../core/rows.js';
+import type { Database, ResourcesTable } from '../core/schema.js';
 
 function resourceRow(record: ResourceRecord): Insertable<ResourcesTable> {
   return {

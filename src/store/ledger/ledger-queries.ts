@@ -1,10 +1,11 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { SqlDialect } from './dialect.js';
-import type { LedgerPage, LedgerPageQuery, LedgerRow } from './durable-store.js';
+import { dayRange } from '../../calendar.js';
+import type { SqlDialect } from '../core/dialect.js';
+import type { LedgerPage, LedgerPageQuery, LedgerRow } from '../core/durable-store.js';
+import { isoInstant, ledgerRowFrom } from '../core/rows.js';
+import type { Database, LedgerTable } from '../core/schema.js';
+import type { LedgerInserter } from '../core/store-backend.js';
 import { decodeCursor, encodeCursor } from './ledger-cursor.js';
-import { isoInstant, ledgerRowFrom } from './rows.js';
-import type { Database, LedgerTable } from './schema.js';
-import { dayRange } from './utc-days.js';
 
 /** Rows per retention DELETE: each statement stays well inside the call bound (SQLite: blocks the event loop briefly). */
 const DELETE_CHUNK = { postgres: 10_000, sqlite: 500 } as const;
@@ -42,14 +43,6 @@ export const LEDGER_COLUMNS = [
   'id', 'request_id', 'at', 'team', 'project', 'key_id', 'route', 'method', 'status', 'model',
   'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_nanos', 'estimated', 'request_bytes', 'duration_ms',
 ] as const satisfies ReadonlyArray<keyof LedgerTable>;
-
-/**
- * Inserts rows, skipping ids already taken; answers how many it wrote. Each backend brings its
- * own (SQLite: one prepared statement run per row; PostgreSQL: one `unnest` statement per
- * batch): compiling a multi-row INSERT for every batch cost about as much CPU as the database's
- * own work, and the gateway pays it on its event loop.
- */
-export type LedgerInserter = (trx: Kysely<Database>, values: ReadonlyArray<Insertable<LedgerTable>>) => Promise<number>;
 
 /**
  * Inserts rows (inside one transaction); answers how many were new. A row is known by the id the

@@ -1,9 +1,9 @@
 import type { Kysely, Updateable } from 'kysely';
-import type { SqlDialect } from './dialect.js';
-import type { ApiKeyRecord, KeyPatch, KeySecret, StoredKey } from './durable-store.js';
-import { KeyIdTakenError, SecretDigestTakenError } from './errors.js';
-import { isoInstant, isoOrNull, keyRecordFrom } from './rows.js';
-import type { ApiKeysTable, Database } from './schema.js';
+import type { SqlDialect } from '../core/dialect.js';
+import type { ApiKeyRecord, KeyPatch, KeySecret, StoredKey } from '../core/durable-store.js';
+import { KeyIdTakenError, SecretDigestTakenError } from '../core/errors.js';
+import { isoInstant, isoOrNull, keyRecordFrom } from '../core/rows.js';
+import type { ApiKeysTable, Database } from '../core/schema.js';
 
 /** Inserts a key and its current secret (inside a transaction: a taken digest undoes the key). */
 export async function insertKey(trx: Kysely<Database>, dialect: SqlDialect, record: ApiKeyRecord, sha256: string): Promise<ApiKeyRecord> {

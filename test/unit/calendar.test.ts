@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayRange } from '../../../src/store/utc-days.js';
+import { dayRange } from '../../src/calendar.js';
 
 describe('dayRange', () => {
   it('covers the inclusive UTC days as [first midnight, midnight after the last)', () => {

@@ -2,14 +2,14 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { ChangeFeed } from './change-feed.js';
-import { sqliteDialect } from './dialect.js';
-import { DatabaseUnavailableError } from './errors.js';
-import type { StoreBackend } from './kysely-store.js';
-import { LEDGER_COLUMNS, type LedgerInserter } from './ledger-queries.js';
-import type { StoreLogger } from './logger.js';
-import { migrate } from './migrate.js';
-import type { Database } from './schema.js';
+import { ChangeFeed } from '../core/change-feed.js';
+import { sqliteDialect } from '../core/dialect.js';
+import { DatabaseUnavailableError } from '../core/errors.js';
+import type { StoreLogger } from '../core/logger.js';
+import { migrate } from '../core/migrate.js';
+import type { Database } from '../core/schema.js';
+import type { LedgerInserter, StoreBackend } from '../core/store-backend.js';
+import { LEDGER_COLUMNS } from '../ledger/ledger-queries.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 
 /** SQLite's own default for `wal_autocheckpoint`, put back should the checkpoint worker stop. */

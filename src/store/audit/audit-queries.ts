@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { AuditEntry, AuditQuery } from './durable-store.js';
-import { auditEntryFrom, isoInstant } from './rows.js';
-import type { Database } from './schema.js';
-import { dayRange } from './utc-days.js';
+import { dayRange } from '../../calendar.js';
+import type { AuditEntry, AuditQuery } from '../core/durable-store.js';
+import { auditEntryFrom, isoInstant } from '../core/rows.js';
+import type { Database } from '../core/schema.js';
 
 export async function insertAudit(db: Kysely<Database>, entry: AuditEntry): Promise<void> {
   await db

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { CHANGE_CHANNEL } from './dialect.js';
-import type { StoreLogger } from './logger.js';
+import { CHANGE_CHANNEL } from '../core/dialect.js';
+import type { StoreLogger } from '../core/logger.js';
 
 export interface ChangeListenerOptions {
   readonly url: string;

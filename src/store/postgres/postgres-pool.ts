@@ -1,8 +1,8 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import pg from 'pg';
-import { timeLeft } from './deadline.js';
-import { DatabaseUnavailableError } from './errors.js';
-import type { StoreLogger } from './logger.js';
+import { timeLeft } from '../core/deadline.js';
+import { DatabaseUnavailableError } from '../core/errors.js';
+import type { StoreLogger } from '../core/logger.js';
 
 export interface PostgresPoolSettings {
   readonly url: string;

@@ -1,14 +1,14 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { ChangeFeed } from './change-feed.js';
-import { withinDeadline } from './deadline.js';
-import { postgresDialect } from './dialect.js';
-import type { StoreBackend } from './kysely-store.js';
-import { LEDGER_COLUMNS, type LedgerInserter } from './ledger-queries.js';
-import type { StoreLogger } from './logger.js';
-import { migrate } from './migrate.js';
-import { createPostgresPool, DeadlinePool, postgresFailure } from './postgres-pool.js';
+import { ChangeFeed } from '../core/change-feed.js';
+import { withinDeadline } from '../core/deadline.js';
+import { postgresDialect } from '../core/dialect.js';
+import type { StoreLogger } from '../core/logger.js';
+import { migrate } from '../core/migrate.js';
+import type { Database } from '../core/schema.js';
+import type { LedgerInserter, StoreBackend } from '../core/store-backend.js';
+import { LEDGER_COLUMNS } from '../ledger/ledger-queries.js';
 import { PostgresChangeListener } from './postgres-listener.js';
-import type { Database } from './schema.js';
+import { createPostgresPool, DeadlinePool, postgresFailure } from './postgres-pool.js';
 
 /** The SQL type of each ledger column, as an array parameter of `unnest`. */
 const LEDGER_ARRAY_TYPES: Record<(typeof LEDGER_COLUMNS)[number], string> = {

@@ -1,13 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { timeLeft } from './deadline.js';
-import type { SqlDialect } from './dialect.js';
-import type { UsageAggregate, UsageAggregateQuery, UsageGroupBy } from './durable-store.js';
-import { toNumber } from './rows.js';
-import type { Database } from './schema.js';
-import { dayRange } from './utc-days.js';
-
-const DAY_MS = 86_400_000;
+import { DAY_MS, dayRange } from '../../calendar.js';
+import { timeLeft } from '../core/deadline.js';
+import type { SqlDialect } from '../core/dialect.js';
+import type { UsageAggregate, UsageAggregateQuery, UsageGroupBy } from '../core/durable-store.js';
+import { toNumber } from '../core/rows.js';
+import type { Database } from '../core/schema.js';
 
 /** The SQL of each groupBy dimension; the name is also the field of the answer. */
 function dimension(groupBy: UsageGroupBy, dialect: SqlDialect): RawBuilder<string> {

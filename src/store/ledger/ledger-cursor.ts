@@ -1,5 +1,5 @@
-import { InvalidCursorError } from './errors.js';
-import { isoInstant } from './rows.js';
+import { InvalidCursorError } from '../core/errors.js';
+import { isoInstant } from '../core/rows.js';
 
 /**
  * Where a page ended: the (at, id) of its last row, the ledger's order. The id is the row's own,
