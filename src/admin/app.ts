@@ -7,21 +7,15 @@ import type { Limiter } from '../limits/index.js';
 import type { Ledger } from '../metering/index.js';
 import { requestIdFor, type Logger, type Metrics } from '../observability/index.js';
 import type { StoreHandle } from '../store/index.js';
-import { AuditTrail, listAuditHandler } from './audit.js';
-import { requireAdmin } from './auth.js';
-import { keyRoutes } from './keys.js';
-import { resourceRoutes } from './resources.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import { malformedPathEncoding } from '../proxy/index.js';
+import { audited, type AuditTrail } from './audit.js';
+import { requireAdmin } from './auth.js';
+import type { Reload } from './reload.js';
 import { invalidRequest } from './request.js';
-import { ledgerRowsHandler, usageHandler } from './usage.js';
+import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
 
-/** What a reload answers (SPEC 12.2). */
-export interface ReloadResult {
-  readonly status: 'reloaded';
-  readonly changed: readonly string[];
-  readonly restartRequired: readonly string[];
-}
+export type { ReloadResult } from './reload.js';
 
 /** The parts of the running configuration the operations app reads on every request (they change on reload). */
 export interface CurrentConfig {
@@ -43,30 +37,12 @@ export interface OperationsAppDeps {
   readonly ownership: OwnershipRegistry;
   readonly trail: AuditTrail;
   /** Re-reads and applies the config file; rejects with 400 invalid_config (nothing changed) when it is not valid. */
-  readonly reload: (actor: string, requestId: string) => Promise<ReloadResult>;
+  readonly reload: Reload;
   readonly isDraining: () => boolean;
   /** Where the exposition is served on this listener (null: `metrics.port` has its own). Fixed at start. */
   readonly metricsPath: string | null;
   /** Anything that is not an operational endpoint: answered as a /v1 route would be (400/404/405). */
   readonly fallback: (req: IncomingMessage, res: ServerResponse) => void;
-}
-
-/** The operational paths and their methods: a wrong method answers 405 with `Allow`. */
-function knownPaths(metricsPath: string | null): Array<[string, string[]]> {
-  return [
-    ['/healthz', ['GET']],
-    ['/readyz', ['GET']],
-    ...(metricsPath === null ? [] : ([[metricsPath, ['GET']]] as Array<[string, string[]]>)),
-    ['/admin/usage', ['GET']],
-    ['/admin/usage/requests', ['GET']],
-    ['/admin/keys', ['GET', 'POST']],
-    ['/admin/keys/:id', ['GET', 'PATCH', 'DELETE']],
-    ['/admin/keys/:id/rotate', ['POST']],
-    ['/admin/audit', ['GET']],
-    ['/admin/resources', ['GET']],
-    ['/admin/resources/:kind/:id', ['PUT', 'DELETE']],
-    ['/admin/config/reload', ['POST']],
-  ];
 }
 
 /**
@@ -87,9 +63,83 @@ function expressClientError(err: unknown): GatewayError | undefined {
   return new GatewayError(status, 'invalid_request', 'The body could not be read as sent (length or encoding).', {}, 'body');
 }
 
+/** The 405 for a known path: `Allow` lists its methods. Answered before any key is asked for, like the /v1 routes'. */
+function methodCheck(path: string, methods: readonly string[]): RequestHandler {
+  const allow = methods.join(', ');
+  return (req, _res, next) => {
+    if (methods.includes(req.method)) return next();
+    next(new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${allow}.`, { allow }));
+  };
+}
+
+/** Liveness, readiness and (unless `metrics.port` has its own listener) the exposition: GET only, no key. */
+function mountProbes(app: Express, deps: OperationsAppDeps): void {
+  const probes: Array<[path: string, handler: RequestHandler]> = [
+    ['/healthz', (_req, res) => void res.json({ status: 'ok' })],
+    ['/readyz', readinessHandler(deps)],
+  ];
+  if (deps.metricsPath !== null) probes.push([deps.metricsPath, (req, res) => deps.current().metricsHandler(req, res)]);
+  for (const [path, handler] of probes) app.route(path).get(handler).all(methodCheck(path, ['GET']));
+}
+
+/** `GET /readyz`: 200 when this instance takes traffic, 503 while draining or while the limit store is away. */
+function readinessHandler(deps: OperationsAppDeps): RequestHandler {
+  return (_req, res) => {
+    const draining = deps.isDraining();
+    const ready = !draining && deps.limiter.ready();
+    // `store` says whether limits are shared or on the per-instance fallback; `database` whether
+    // the last database call got through, so keys and ownership are fresh (requests are served
+    // from memory either way, so neither makes the instance unready).
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable',
+      store: deps.limiter.storeConnected() ? 'connected' : 'unavailable',
+      database: deps.handle.current?.reachable ? 'connected' : 'unavailable',
+    });
+  };
+}
+
+/**
+ * Walks the admin route table: per path, the 405 check, then admin auth, then per entry its
+ * audit hook (writes), its JSON body reader and its handler, each built once here.
+ */
+function mountAdminRoutes(app: Express, deps: OperationsAppDeps): void {
+  const routeDeps: AdminRouteDeps = {
+    keys: deps.keys,
+    trail: deps.trail,
+    handle: deps.handle,
+    ledger: deps.ledger,
+    registry: deps.ownership,
+    currency: () => deps.current().config.metering.prices.currency,
+    reload: deps.reload,
+  };
+  const admin = requireAdmin(deps.current, deps.authFailureLimit, deps.metrics);
+  const json = express.json({ limit: '64kb', strict: false });
+  for (const [path, routes] of adminPaths()) {
+    const route = app.route(path).all(methodCheck(path, routes.map((r) => r.method)), admin);
+    for (const spec of routes) {
+      const steps: RequestHandler[] = [];
+      if (spec.write?.recordedBy === 'hook') steps.push(audited(deps.trail, spec.write.action));
+      if (spec.body === 'json') steps.push(json);
+      route[spec.method.toLowerCase() as Lowercase<AdminRouteSpec['method']>](...steps, spec.handler(routeDeps));
+    }
+  }
+}
+
+/** The one error middleware: every failure as its GatewayError, a 500 (our fault) logged with its stack. */
+function renderErrors(deps: OperationsAppDeps): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const error = expressClientError(err) ?? asGatewayError(err);
+    if (error.status === 500) deps.logger.error({ err, path: req.path }, 'unhandled error');
+    if (error.code === 'database_unavailable') deps.metrics.recordDatabaseError();
+    // The audit hook reads it: a failed admin write is recorded with its code.
+    res.locals.errorCode = error.code;
+    writeError(res, error);
+  };
+}
+
 /**
  * The Express app for everything outside /v1: liveness, readiness, metrics (unless they have
- * their own listener) and the admin API (usage, keys, audit, config reload).
+ * their own listener) and the admin API (ADMIN_ROUTES).
  */
 export function createOperationsApp(deps: OperationsAppDeps): Express {
   const app = express();
@@ -102,52 +152,9 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
     if (deps.isDraining()) res.setHeader('connection', 'close');
     next();
   }) satisfies RequestHandler);
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', (_req, res) => {
-    const draining = deps.isDraining();
-    const ready = !draining && deps.limiter.ready();
-    // `store` says whether limits are shared or on the per-instance fallback; `database` whether
-    // the last database call got through, so keys and ownership are fresh (requests are served
-    // from memory either way, so neither makes the instance unready).
-    res.status(ready ? 200 : 503).json({
-      status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable',
-      store: deps.limiter.storeConnected() ? 'connected' : 'unavailable',
-      database: deps.handle.current?.reachable ? 'connected' : 'unavailable',
-    });
-  });
-  if (deps.metricsPath !== null) app.get(deps.metricsPath, (req, res) => deps.current().metricsHandler(req, res));
-
-  // Known paths answer a wrong method with 405 before anything else, like the /v1 routes (no key needed to learn that).
-  for (const [path, methods] of knownPaths(deps.metricsPath)) {
-    app.all(path, (req, _res, next) => {
-      if (methods.includes(req.method)) return next();
-      const allow = methods.join(', ');
-      next(new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${allow}.`, { allow }));
-    });
-  }
-  const admin = requireAdmin(deps.current, deps.authFailureLimit, deps.metrics);
-  for (const [path] of knownPaths(null)) if (path.startsWith('/admin/')) app.all(path, admin);
-  const usage = { handle: deps.handle, ledger: deps.ledger, currency: () => deps.current().config.metering.prices.currency };
-  app.get('/admin/usage', usageHandler(usage));
-  app.get('/admin/usage/requests', ledgerRowsHandler(usage));
-  app.use(keyRoutes({ keys: deps.keys, trail: deps.trail }));
-  app.get('/admin/audit', listAuditHandler(deps.handle, deps.trail));
-  app.use(resourceRoutes({ handle: deps.handle, registry: deps.ownership, trail: deps.trail }));
-  app.post('/admin/config/reload', async (req, res) => {
-    res.json(await deps.reload(String(res.locals.adminId), String(res.getHeader('x-request-id'))));
-  });
-
+  mountProbes(app, deps);
+  mountAdminRoutes(app, deps);
   app.use(((req, res) => deps.fallback(req, res)) satisfies RequestHandler);
-  app.use(((err, req, res, _next) => {
-    const error = expressClientError(err) ?? asGatewayError(err);
-    if (error.status === 500) deps.logger.error({ err, path: req.path }, 'unhandled error');
-    if (error.code === 'database_unavailable') deps.metrics.recordDatabaseError();
-    // The audit hook reads it: a failed admin write is recorded with its code.
-    res.locals.errorCode = error.code;
-    writeError(res, error);
-  }) satisfies ErrorRequestHandler);
+  app.use(renderErrors(deps));
   return app;
 }

@@ -1,11 +1,10 @@
-import express, { type Request, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { namePart } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import { DatabaseUnavailableError, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
-import { databaseUnavailable, type AuditTrail } from './audit.js';
-import { audited } from './keys.js';
+import { databaseUnavailable } from './audit.js';
 import { invalidQuery, onlyParams, parseBody, singleParam } from './request.js';
 
 const KINDS: readonly ResourceKind[] = ['model', 'training_job'];
@@ -13,10 +12,10 @@ const KINDS: readonly ResourceKind[] = ['model', 'training_job'];
 const artifactSchema = z.string().regex(/^[^/\s]+\/[^/\s]+\/[^/\s:]+$/, 'must be entity/project/name, the path of its wandb-artifact:/// name');
 const assignSchema = z.object({ team: namePart, project: namePart, artifact: artifactSchema.optional() }).strict();
 
-export interface ResourceRouteDeps {
+/** What the resource handlers work on: the records in the durable store, and this instance's registry of them. */
+export interface ResourceHandlerDeps {
   readonly handle: StoreHandle;
   readonly registry: OwnershipRegistry;
-  readonly trail: AuditTrail;
 }
 
 /** A record as the admin API shows it (SPEC 13.3): `artifact` only for models that have one. */
@@ -43,47 +42,49 @@ const databaseCall = async <T>(call: () => Promise<T>): Promise<T> => {
   }
 };
 
-/**
- * `/admin/resources` (SPEC 13.3): list owners, assign one (adopt a resource made before
- * ownership was on; a model may be given its `artifact`, so chat requests naming it are guarded
- * too), release one.
- */
-export function resourceRoutes({ handle, registry, trail }: ResourceRouteDeps): Router {
-  const router = express.Router();
-  const json = express.json({ limit: '64kb', strict: false });
-
-  router.get('/admin/resources', async (req, res) => {
-    const query = req.query as Record<string, unknown>;
-    onlyParams(query, ['team', 'project', 'kind']);
-    const team = singleParam(query, 'team');
-    const project = singleParam(query, 'project');
-    const kind = singleParam(query, 'kind');
-    if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) throw invalidQuery('kind', `Query parameter "kind" must be model or training_job, got "${kind}".`);
-    const filter = { ...(team === undefined ? {} : { team }), ...(project === undefined ? {} : { project }), ...(kind === undefined ? {} : { kind: kind as ResourceKind }) };
-    const records = await databaseCall(() => handle.require().listResources(filter));
-    res.json({ object: 'list', data: records.map(view) });
-  });
-  router.put('/admin/resources/:kind/:id', audited(trail, 'resource.assign'), json, async (req, res) => {
-    const kind = kindOf(req);
-    const id = String(req.params.id);
-    res.locals.auditTarget = `${kind}/${id}`;
-    const { team, project, artifact } = parseBody(assignSchema, req);
-    if (artifact !== undefined && kind !== 'model') throw new GatewayError(400, 'invalid_request', 'Only a model has an artifact name.', {}, 'artifact');
-    // No artifact given: a record that has one keeps it.
-    const record = await databaseCall(() =>
-      handle.require().assignResource({ kind, id, team, project, artifact: artifact ?? null, createdAt: new Date().toISOString() }),
-    );
-    registry.apply(record, kind, id);
-    res.json(view(record));
-  });
-  router.delete('/admin/resources/:kind/:id', audited(trail, 'resource.release'), async (req, res) => {
-    const kind = kindOf(req);
-    const id = String(req.params.id);
-    res.locals.auditTarget = `${kind}/${id}`;
-    const released = await databaseCall(() => handle.require().releaseResource(kind, id));
-    if (!released) throw new GatewayError(404, 'resource_not_found', `No ${kind === 'model' ? 'model' : 'training job'} "${id}" is recorded.`, {}, 'id');
-    registry.apply(undefined, kind, id);
-    res.status(204).end();
-  });
-  return router;
+/** `kind/id`, the resource a write names: its audit target. */
+function resourceOf(req: Request, res: Response): { kind: ResourceKind; id: string } {
+  const kind = kindOf(req);
+  const id = String(req.params.id);
+  res.locals.auditTarget = `${kind}/${id}`;
+  return { kind, id };
 }
+
+/** `GET /admin/resources[?team=][&project=][&kind=]` (SPEC 13.3): the ownership records. */
+export const listResourcesHandler = ({ handle }: Pick<ResourceHandlerDeps, 'handle'>): RequestHandler => async (req, res) => {
+  const query = req.query as Record<string, unknown>;
+  onlyParams(query, ['team', 'project', 'kind']);
+  const team = singleParam(query, 'team');
+  const project = singleParam(query, 'project');
+  const kind = singleParam(query, 'kind');
+  if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) throw invalidQuery('kind', `Query parameter "kind" must be model or training_job, got "${kind}".`);
+  const filter = { ...(team === undefined ? {} : { team }), ...(project === undefined ? {} : { project }), ...(kind === undefined ? {} : { kind: kind as ResourceKind }) };
+  const records = await databaseCall(() => handle.require().listResources(filter));
+  res.json({ object: 'list', data: records.map(view) });
+};
+
+/**
+ * `PUT /admin/resources/{kind}/{id}` with `{team, project, artifact?}`: assigns an owner (adopts
+ * a resource made before ownership was on; a model may be given its `artifact`, so chat
+ * requests naming it are guarded too).
+ */
+export const assignResourceHandler = ({ handle, registry }: ResourceHandlerDeps): RequestHandler => async (req, res) => {
+  const { kind, id } = resourceOf(req, res);
+  const { team, project, artifact } = parseBody(assignSchema, req);
+  if (artifact !== undefined && kind !== 'model') throw new GatewayError(400, 'invalid_request', 'Only a model has an artifact name.', {}, 'artifact');
+  // No artifact given: a record that has one keeps it.
+  const record = await databaseCall(() =>
+    handle.require().assignResource({ kind, id, team, project, artifact: artifact ?? null, createdAt: new Date().toISOString() }),
+  );
+  registry.apply(record, kind, id);
+  res.json(view(record));
+};
+
+/** `DELETE /admin/resources/{kind}/{id}`: 204, the resource has no owner any more. */
+export const releaseResourceHandler = ({ handle, registry }: ResourceHandlerDeps): RequestHandler => async (req, res) => {
+  const { kind, id } = resourceOf(req, res);
+  const released = await databaseCall(() => handle.require().releaseResource(kind, id));
+  if (!released) throw new GatewayError(404, 'resource_not_found', `No ${kind === 'model' ? 'model' : 'training job'} "${id}" is recorded.`, {}, 'id');
+  registry.apply(undefined, kind, id);
+  res.status(204).end();
+};

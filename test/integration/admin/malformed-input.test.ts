@@ -21,7 +21,7 @@ const INVALID_PATH = {
   },
 };
 
-/** Every admin route with a path parameter (src/admin/app.ts knownPaths), with a malformed value in each parameter. */
+/** Every admin route with a path parameter (ADMIN_ROUTES in src/admin/routes.ts), with a malformed value in each parameter. */
 const ADMIN_PATH_PARAM_ROUTES: ReadonlyArray<[method: 'get' | 'patch' | 'delete' | 'post' | 'put', path: string]> = [
   ['get', '/admin/keys/%ZZ'],
   ['patch', '/admin/keys/%E0%A4%A'],
