@@ -12,6 +12,7 @@ const RESTART_REQUIRED: readonly string[] = [
   'server.requestTimeoutMs',
   'server.keepAliveTimeoutMs',
   'server.maxConnections',
+  'server.pressureHeadersTimeoutMs',
   'server.maxHeaderBytes',
   // The Redis store renews and lapses leases on the TTL it was built with.
   'rateLimits.concurrencyLeaseMs',
@@ -66,6 +67,7 @@ export function applicableConfig(running: Config, next: Config): Config {
       requestTimeoutMs: running.server.requestTimeoutMs,
       keepAliveTimeoutMs: running.server.keepAliveTimeoutMs,
       maxConnections: running.server.maxConnections,
+      pressureHeadersTimeoutMs: running.server.pressureHeadersTimeoutMs,
       maxHeaderBytes: running.server.maxHeaderBytes,
     },
     rateLimits: { ...next.rateLimits, concurrencyLeaseMs: running.rateLimits.concurrencyLeaseMs },
