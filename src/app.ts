@@ -3,6 +3,7 @@ import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
 import { AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeKeys, startKeySync } from './auth/index.js';
 import { ConfigError, loadConfig, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
+import type { ConnectionEvents } from './connections/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
 import { asGatewayError, GatewayError, writeError } from './errors.js';
 import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
@@ -28,6 +29,8 @@ export interface Gateway {
   readonly logger: Logger;
   /** Serves the exposition on `metrics.port`'s own listener. */
   readonly metricsHandler: Live['metricsHandler'];
+  /** Where the listener's connection registry reports (metrics). */
+  readonly connectionEvents: ConnectionEvents;
   /** /readyz turns 503 and responses ask clients to close their connections. */
   startDraining(): void;
   /**
@@ -178,6 +181,11 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     logger,
     get metricsHandler() {
       return live.current.metricsHandler;
+    },
+    connectionEvents: {
+      watch: (counts) => metrics.watchConnections(counts),
+      evicted: (reason) => metrics.recordConnectionEvicted(reason),
+      refused: () => metrics.recordConnectionRefused(),
     },
     startDraining() {
       draining = true;

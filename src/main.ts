@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const { config } = gateway;
   const { logger } = gateway;
 
-  const server = createGatewayServer(config.server, gateway.handleRequest);
+  const server = createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents);
   await listen(server, config.server.port, config.server.host);
   logger.info({ host: config.server.host, port: addressPort(server), config: configPath }, 'tollgate listening');
 

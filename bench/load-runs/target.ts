@@ -87,7 +87,7 @@ async function startGateway(): Promise<Started> {
   const logger = createLogger(config.logging.level, pino.destination({ dest: '/dev/null', sync: true }));
   const gateway = await createGateway(config, { logger });
   return {
-    server: createGatewayServer(config.server, gateway.handleRequest),
+    server: createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents),
     async close() {
       await gateway.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -12,6 +12,7 @@ export const RESTART_REQUIRED: readonly string[] = [
   'server.requestTimeoutMs',
   'server.keepAliveTimeoutMs',
   'server.maxConnections',
+  'server.pressureHeadersTimeoutMs',
   'server.maxHeaderBytes',
   // The Redis store renews and lapses leases on the TTL it was built with.
   'rateLimits.concurrencyLeaseMs',

@@ -169,8 +169,13 @@ export const configSchema = z
         bodyIdleTimeoutMs: positiveInt.default(30_000),
         /** Idle keep-alive connections close after this; longer than common load balancers' 60 s idle timeout. */
         keepAliveTimeoutMs: positiveInt.default(65_000),
-        /** Open client connections at most; null: 80% of the process's open-file limit, leaving room for upstreams and stores. */
+        /**
+         * Open client connections at most; at it, the connection waiting longest is closed for a new one.
+         * null: derived from the open-file limit, leaving room for upstream sockets and stores (connections/capacity.ts).
+         */
         maxConnections: positiveInt.nullish().transform((v) => v ?? null),
+        /** From 80% of maxConnections, connections that have not completed a request within this are closed. */
+        pressureHeadersTimeoutMs: positiveInt.default(2000),
         /** All request headers together (Node's default is 16 KB, too small for large JWTs; Envoy allows 60 KB). */
         maxHeaderBytes: byteSize.default(60 * 1024),
         /** Chat bodies buffered at once across all requests; past it new chat requests get 503 overloaded. */

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AuthFailure } from '../auth/failure.js';
+import { EVICTION_REASONS, type ConnectionCounts, type EvictionReason } from '../connections/index.js';
 import type { GatewayError } from '../errors.js';
 import { LIMIT_NAMES } from '../limits/kinds.js';
 import { NANOS_PER_UNIT } from '../money.js';
@@ -70,6 +71,12 @@ export interface Metrics {
   recordOwnershipDenial(kind: 'model' | 'training_job'): void;
   /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
   watchBufferedBytes(read: () => number): void;
+  /** Reports the open client connections and their cap at every scrape. */
+  watchConnections(counts: ConnectionCounts): void;
+  /** A client connection closed by the gateway under pressure or to make room at the cap. */
+  recordConnectionEvicted(reason: EvictionReason): void;
+  /** A new client connection closed at once: at the cap with every connection busy. */
+  recordConnectionRefused(): void;
   /** The exposition text; concurrent scrapes share one rendering. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -124,6 +131,7 @@ function histogram<L extends string>(registry: Registry, name: string, help: str
 /** Values read only when Prometheus scrapes (gauges with a collect callback). */
 interface ScrapeTimeReaders {
   bufferedBytes: () => number;
+  connections: ConnectionCounts;
 }
 
 function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
@@ -191,6 +199,28 @@ function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
         this.set(readers.bufferedBytes());
       },
     }),
+    clientConnections: new Gauge({
+      name: 'tollgate_client_connections',
+      help: 'Client connections this instance holds open right now; from 80% of tollgate_client_connections_max the gateway sheds waiting ones.',
+      registers: [registry],
+      collect() {
+        this.set(readers.connections.open);
+      },
+    }),
+    clientConnectionsMax: new Gauge({
+      name: 'tollgate_client_connections_max',
+      help: 'The most client connections this instance holds open (server.maxConnections, or derived from the open-file limit).',
+      registers: [registry],
+      collect() {
+        this.set(readers.connections.maxConnections);
+      },
+    }),
+    connectionsEvicted: counter(registry, 'tollgate_connections_evicted_total',
+      'Client connections closed by the gateway while waiting for a request, by reason: cap_idle and cap_headers (closed to admit a new connection at the cap), pressure_idle and pressure_headers (waited past server.pressureHeadersTimeoutMs under pressure); idle: between keep-alive requests, headers: no request completed yet.',
+      ['reason']),
+    connectionsRefused: counter(registry, 'tollgate_connections_refused_total',
+      'New client connections closed at once because the cap was reached and every open connection had a request in progress.',
+      []),
   };
 }
 
@@ -306,6 +336,7 @@ function zeroKnownSeries(handles: Handles, known: KnownLabels): void {
   for (const store of known.stores) handles.storeErrors.inc({ store }, 0);
   for (const result of ['ok', 'error'] as const) handles.configReloads.inc({ result }, 0);
   for (const kind of ['model', 'training_job'] as const) handles.ownershipDenials.inc({ kind }, 0);
+  for (const reason of EVICTION_REASONS) handles.connectionsEvicted.inc({ reason }, 0);
 }
 
 /** Builds the gateway's metrics on a private registry (never prom-client's global one). */
@@ -313,7 +344,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   for (const name of MISNAMED_DEFAULT_METRICS) registry.removeSingleMetric(name);
-  const readers: ScrapeTimeReaders = { bufferedBytes: () => 0 };
+  const readers: ScrapeTimeReaders = { bufferedBytes: () => 0, connections: { open: 0, maxConnections: 0 } };
   const handles = createHandles(registry, readers);
   if (options.knownLabels) zeroKnownSeries(handles, options.knownLabels);
   const teamProject = teamProjectGuard(options.maxTeamProjects ?? 500);
@@ -348,6 +379,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     watchBufferedBytes(read) {
       readers.bufferedBytes = read;
     },
+    watchConnections(counts) {
+      readers.connections = counts;
+    },
+    recordConnectionEvicted: (reason) => handles.connectionsEvicted.inc({ reason }),
+    recordConnectionRefused: () => handles.connectionsRefused.inc(),
     async render() {
       // A burst of scrapes (several Prometheus replicas) costs one serialisation.
       rendering ??= registry.metrics().finally(() => {

@@ -59,7 +59,7 @@ function mergeDeep(base: Record<string, unknown>, extra: Record<string, unknown>
 /** Builds the gateway from config and listens on a free loopback port (`configPath`: what a reload re-reads). */
 export async function startGateway(config: Config, configPath?: string): Promise<RunningGateway> {
   const gateway = await createGateway(config, { logger: pino({ level: 'silent' }), ...(configPath === undefined ? {} : { configPath }) });
-  const server = createGatewayServer(config.server, gateway.handleRequest);
+  const server = createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;

@@ -54,7 +54,7 @@ describe('malformed input', () => {
     });
     const config = testConfig({ service: service.url, inference: inference.url });
     gateway = await createGateway(config, { logger: pino({ level: 'trace' }, sink) });
-    server = createGatewayServer(config.server, gateway.handleRequest).listen(0, '127.0.0.1');
+    server = createGatewayServer(config, gateway.handleRequest).listen(0, '127.0.0.1');
     await once(server, 'listening');
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

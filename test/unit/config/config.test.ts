@@ -28,6 +28,7 @@ describe('parseConfig', () => {
       bodyIdleTimeoutMs: 30000,
       keepAliveTimeoutMs: 65000,
       maxConnections: null,
+      pressureHeadersTimeoutMs: 2000,
       maxHeaderBytes: 60 * 1024,
       maxBufferedBytes: 256 * 1024 * 1024,
     });

@@ -26,6 +26,10 @@ const SPEC_METRICS: [string, 'counter' | 'histogram' | 'gauge', string[]][] = [
   ['tollgate_usage_rows_dropped_total', 'counter', []],
   // Beyond SPEC 8 (documented in docs/metrics.md):
   ['tollgate_buffered_body_bytes', 'gauge', []],
+  ['tollgate_client_connections', 'gauge', []],
+  ['tollgate_client_connections_max', 'gauge', []],
+  ['tollgate_connections_evicted_total', 'counter', ['reason']],
+  ['tollgate_connections_refused_total', 'counter', []],
 ];
 
 const sorted = (names: string[]): string => [...names].sort().join(',');
