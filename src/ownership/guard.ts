@@ -3,6 +3,7 @@ import { GatewayError } from '../errors.js';
 import type { Metrics } from '../observability/index.js';
 import type { ResourceKind } from '../store/index.js';
 import { artifactOfCreation, artifactOfModelName } from './artifact.js';
+import { readModelNameFields } from './owner-fields.js';
 import { mayUse, type OwnershipPolicy } from './policy.js';
 import type { OwnershipRegistry } from './registry.js';
 
@@ -52,9 +53,12 @@ export class OwnershipGuard {
     throw new GatewayError(404, 'model_not_found', `The model "${model}" does not exist or you do not have access to it.`, {}, 'model');
   }
 
-  /** A model creation naming another team's `entity/project/name`: 409 name_in_use. Answers the name it asks for. */
+  /**
+   * A model creation naming another team's `entity/project/name`: 409 name_in_use; one whose
+   * name cannot be read as the upstream will read it: 400. Answers the name it asks for.
+   */
   checkModelName(raw: Buffer | undefined, caller: ProjectRef): string | undefined {
-    const artifact = raw && artifactOfCreation(parseJson(raw), this.registry.defaultEntity);
+    const artifact = artifactOfCreation(readModelNameFields(raw ?? Buffer.alloc(0)), this.registry.defaultEntity);
     if (artifact === undefined) return undefined;
     const owner = this.registry.ownerOfArtifact(artifact);
     if (owner && !mayUse(this.policy, owner, caller)) throw this.nameInUse(artifact);

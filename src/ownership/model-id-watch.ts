@@ -1,8 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { JSONParser } from '@streamparser/json';
 import { GatewayError } from '../errors.js';
-
-const modelIdError = (message: string): GatewayError => new GatewayError(400, 'invalid_request', message, { connection: 'close' }, 'model_id');
+import { readJobModelId } from './owner-fields.js';
 
 /** Where held bytes are counted with every other body the gateway holds (`server.maxBufferedBytes`); take() throws when full. */
 export interface HoldBudget {
@@ -12,27 +10,38 @@ export interface HoldBudget {
 
 const UNCOUNTED: HoldBudget = { take: () => undefined, give: () => undefined };
 
+/** The refusal of a body too long to be read whole before anything is forwarded. */
+export function tooLongToRead(holdLimit: number): GatewayError {
+  return new GatewayError(
+    400,
+    'invalid_request',
+    `The body is over ${holdLimit} bytes (server.bodyLimit): its top-level "model_id" cannot be read with certainty.`,
+    // The rest of the upload is not read: the connection cannot carry another request.
+    { connection: 'close' },
+    'model_id',
+  );
+}
+
 /**
  * Reads the top-level `model_id` of a training-job creation as its body streams past (SPEC
- * 13.1), without buffering the upload: bytes are held back only until `model_id` has been seen
- * (at most `holdLimit` bytes), then released once the caller allows it, and everything after
- * flows straight through. The JSON keeps being tokenized to its end: a second top-level
- * `model_id` — which the upstream's JSON decoder would take instead of the first — aborts the
- * upload before it completes, so the upstream never acts on it.
+ * 13.1). The upstream's Python takes the *last* of duplicate keys and reads NaN and the rest of
+ * its dialect, so `model_id` is certain only once the whole body has been read: every byte is
+ * held back (at most `holdLimit`, counted in the budget) until the body has ended and been read
+ * exactly as Python reads it, then released to flow on once the caller allows it. A body that
+ * cannot be read with certainty is refused and nothing of it is ever forwarded.
  */
 export class ModelIdWatch extends Transform {
-  /** Resolves with the body's top-level `model_id`; rejects with a 400 when there is none within the hold limit. */
+  /** Resolves with the body's top-level `model_id`; rejects with a 400 when it is not certain. */
   readonly modelId: Promise<string>;
   private held: Buffer[] | null = [];
   private heldBytes = 0;
   private found: string | undefined;
   private released = false;
-  /** Found but not yet released: the stream waits here (backpressure), holding no more than it has. */
-  private waiting: TransformCallback | null = null;
-  private readonly parser = new JSONParser({ paths: ['$.model_id'], keepStack: false });
+  /** The body has ended and been read; the stream ends once the held bytes are released. */
+  private ending: TransformCallback | null = null;
   private resolveId!: (id: string) => void;
   private rejectId!: (err: Error) => void;
-  /** Why the body was refused, once it was (a second model_id may come in the very chunk of the first). */
+  /** Why the body was refused, once it was. */
   private refusal: GatewayError | undefined;
 
   constructor(
@@ -48,11 +57,6 @@ export class ModelIdWatch extends Transform {
     // nor is an 'error' before anyone forwards this stream (the refusal is read from `refused`).
     this.modelId.catch(() => undefined);
     this.on('error', () => undefined);
-    this.parser.onValue = ({ value }) => this.onModelId(value);
-    this.parser.onError = () => {
-      if (this.found === undefined) this.fail(modelIdError('The body must be a JSON object with a top-level "model_id".'));
-      // After model_id: the upstream answers a malformed rest itself (422).
-    };
   }
 
   /** Why the body was refused, if it was: release() must not be called then. */
@@ -60,21 +64,22 @@ export class ModelIdWatch extends Transform {
     return this.refusal;
   }
 
-  /** Lets the held bytes and the rest of the body go (the model was found to be the caller's). */
+  /** Lets the held body go (its model was found to be the caller's). */
   release(): void {
-    if (this.released) return;
+    if (this.released || this.found === undefined) return;
     this.released = true;
     for (const chunk of this.held ?? []) this.push(chunk);
     this.dropHeld();
-    const waiting = this.waiting;
-    this.waiting = null;
-    waiting?.();
+    const ending = this.ending;
+    this.ending = null;
+    ending?.();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.tokenize(chunk);
-    if (this.destroyed) return callback();
-    if (this.released) return callback(null, chunk);
+    if (this.heldBytes + chunk.length > this.holdLimit) {
+      this.fail(tooLongToRead(this.holdLimit));
+      return callback();
+    }
     try {
       this.budget.take(chunk.length);
     } catch (err) {
@@ -83,47 +88,25 @@ export class ModelIdWatch extends Transform {
     }
     this.held!.push(chunk);
     this.heldBytes += chunk.length;
-    if (this.found === undefined && this.heldBytes > this.holdLimit) {
-      this.fail(modelIdError(`The body has no top-level "model_id" within its first ${this.holdLimit} bytes; put it first.`));
-      return callback();
-    }
-    // Once model_id is known, the upload waits for the decision instead of filling memory.
-    if (this.found === undefined) callback();
-    else this.waiting = callback;
+    callback();
   }
 
   override _flush(callback: TransformCallback): void {
-    if (this.found === undefined) this.fail(modelIdError('The body has no top-level "model_id".'));
-    callback();
+    try {
+      this.found = readJobModelId(Buffer.concat(this.held!));
+    } catch (err) {
+      this.fail(err as GatewayError);
+      return callback();
+    }
+    this.ending = callback;
+    this.resolveId(this.found);
   }
 
   /** Destroyed from outside (the upload broke off, grew too large, stalled): nobody waits for a model_id any more. */
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (this.found === undefined) this.rejectId(error ?? modelIdError('The body ended before its top-level "model_id".'));
+    if (this.found === undefined) this.rejectId(error ?? new GatewayError(400, 'invalid_request', 'The body ended before it could be read.', {}, 'model_id'));
     this.dropHeld();
     callback(error);
-  }
-
-  private tokenize(chunk: Buffer): void {
-    if (this.parser.isEnded) return;
-    try {
-      this.parser.write(chunk);
-    } catch {
-      // Reported through onError.
-    }
-  }
-
-  private onModelId(value: unknown): void {
-    if (this.found !== undefined) {
-      this.fail(modelIdError('The body has more than one top-level "model_id".'));
-      return;
-    }
-    if (typeof value !== 'string' || value === '') {
-      this.fail(modelIdError('The body\'s top-level "model_id" must be a non-empty string.'));
-      return;
-    }
-    this.found = value;
-    this.resolveId(value);
   }
 
   private fail(error: GatewayError): void {

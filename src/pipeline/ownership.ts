@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors.js';
-import { ModelIdWatch, type OwnershipGuard } from '../ownership/index.js';
+import { ModelIdWatch, tooLongToRead, type OwnershipGuard } from '../ownership/index.js';
 import { BodyLimitCounter, pathParam, type RouteSpec } from '../proxy/index.js';
 import type { PreparedBody, BodySettings } from './body.js';
 import type { Caller } from './exchange.js';
@@ -54,10 +54,12 @@ export async function checkOwnership(
       if (body.chat) guard.checkChatModel(body.chat.model, owner);
       return { body };
     case 'create-model': {
+      assertUncompressed(req);
       const artifact = guard.checkModelName(body.raw, owner);
       return { body, answer: creationAnswer(guard, 'model', caller, artifact) };
     }
     case 'create-job':
+      assertUncompressed(req);
       return { body: await admitJobCreation(guard, req, caller, settings), answer: creationAnswer(guard, 'training_job', caller, undefined) };
   }
 }
@@ -69,16 +71,24 @@ function creationAnswer(guard: OwnershipGuard, kind: 'model' | 'training_job', c
   };
 }
 
+/** The gateway reads a guarded body's bytes as sent: compressed ones, which an upstream might inflate first, it cannot read as the upstream would. */
+function assertUncompressed(req: IncomingMessage): void {
+  const encoding = req.headers['content-encoding'];
+  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return;
+  throw new GatewayError(400, 'invalid_request', `A guarded body must be sent uncompressed (Content-Encoding: ${encoding}).`, { connection: 'close' });
+}
+
 /**
- * A training-job creation: the upload streams through a tokenizer until its top-level
- * `model_id` is known (held back meanwhile, at most `server.bodyLimit`, counted in
- * `server.maxBufferedBytes`), which must be the
- * caller's model; only then is anything forwarded, and the rest streams straight through.
+ * A training-job creation: the upload streams through the watch, which holds all of it (at most
+ * `server.bodyLimit`, counted in `server.maxBufferedBytes`) until its top-level `model_id` is
+ * certain — the upstream takes the last of duplicate keys, so only the body's end makes it so —
+ * and the model must be the caller's; only then is anything forwarded.
  */
 async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings): Promise<PreparedBody> {
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
     throw new GatewayError(400, 'invalid_request', 'The body must be a JSON object with a top-level "model_id".', {}, 'model_id');
   }
+  if (Number(req.headers['content-length']) > settings.bodyLimit) throw tooLongToRead(settings.bodyLimit);
   const counter = new BodyLimitCounter(settings.streamBodyLimit, settings.idleMs, req);
   // Held bytes count with the chat bodies: past server.maxBufferedBytes the upload is refused (503 overloaded).
   const watch = new ModelIdWatch(settings.bodyLimit, settings.budget);
@@ -87,10 +97,14 @@ async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, cal
     if (!req.complete) watch.destroy(new GatewayError(499, 'client_closed', 'The client went away during its upload.'));
   });
   req.pipe(counter).pipe(watch);
-  const modelId = await watch.modelId;
-  await guard.checkResource('model', modelId, caller.project, 'model_id');
-  // Refused in the chunk that held the model_id (a second one right after it): nothing has gone.
-  if (watch.refused) throw watch.refused;
+  try {
+    const modelId = await watch.modelId;
+    await guard.checkResource('model', modelId, caller.project, 'model_id');
+  } catch (err) {
+    // Refused: the held body is dropped (and leaves the memory budget).
+    watch.destroy();
+    throw err;
+  }
   return {
     open(onError) {
       watch.once('error', onError);

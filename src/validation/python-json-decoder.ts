@@ -7,12 +7,25 @@ import { PyFloat, PyInt, type PyDict, type PyValue } from './python-value.js';
  * before end of object/array"; 3.12 reports a trailing comma as "Expecting property name
  * enclosed in double quotes" / "Expecting value"). Like Python, `NaN`, `Infinity` and
  * `-Infinity` are accepted: the backend accepts them, so the gateway does too.
- * Not reproduced: Python's nesting limit and its 4300-digit int limit (both end in a FastAPI 400).
+ * Python's nesting limit and its 4300-digit int limit (both end in a FastAPI 400) are applied
+ * only where a reading must be certain (`pythonTopLevelMembers`, with `PythonReadLimits`).
  */
 
 export type PythonJsonResult =
   | { readonly ok: true; readonly value: PyValue }
   | { readonly ok: false; readonly msg: string; readonly pos: number };
+
+/**
+ * Where Python's json.loads fails on JSON that is otherwise valid: nesting past its recursion
+ * limit (1000 frames, shared with the frames already on the stack) and ints of more than 4300
+ * digits (Python 3.11+). A reader that must be certain refuses at or before these.
+ */
+export interface PythonReadLimits {
+  readonly maxDepth: number;
+  readonly maxIntDigits: number;
+}
+
+const UNLIMITED: PythonReadLimits = { maxDepth: Number.POSITIVE_INFINITY, maxIntDigits: Number.POSITIVE_INFINITY };
 
 class DecodeError {
   constructor(
@@ -96,7 +109,7 @@ function scanString(s: string, end: number): [string, number] {
 }
 
 /** _match_number_unicode: ints keep their digits, floats go through correctly rounded parsing. */
-function scanNumber(s: string, start: number): [PyValue, number] {
+function scanNumber(s: string, start: number, maxIntDigits: number): [PyValue, number] {
   const lastIdx = s.length - 1;
   let idx = start;
   if (s.charCodeAt(idx) === 0x2d /* - */) {
@@ -128,6 +141,7 @@ function scanNumber(s: string, start: number): [PyValue, number] {
   }
   const text = s.slice(start, idx);
   if (isFloat) return [new PyFloat(Number(text)), idx];
+  if (text.length - (text.startsWith('-') ? 1 : 0) > maxIntDigits) throw new DecodeError('Exceeds the limit for integer string conversion', start);
   return [new PyInt(text === '-0' ? '0' : text), idx];
 }
 
@@ -142,13 +156,13 @@ const CONSTANTS: ReadonlyArray<readonly [string, PyValue]> = [
 ];
 
 /** A scalar at `idx` (not `{`, `[`), as scan_once_unicode reads it. */
-function scanScalar(s: string, idx: number): [PyValue, number] {
+function scanScalar(s: string, idx: number, limits: PythonReadLimits): [PyValue, number] {
   if (idx >= s.length) throw new DecodeError('Expecting value', idx);
   if (s.charCodeAt(idx) === QUOTE) return scanString(s, idx + 1);
   for (const [word, value] of CONSTANTS) {
     if (s.startsWith(word, idx)) return [value, idx + word.length];
   }
-  return scanNumber(s, idx);
+  return scanNumber(s, idx, limits.maxIntDigits);
 }
 
 type OpenContainer = { readonly list: PyValue[] } | { readonly dict: PyDict; key: string };
@@ -173,13 +187,15 @@ const DICT_SYNTAX: OpenContainer = { dict: new Map(), key: '' };
  * by recursion (a body may nest far deeper than the JS call stack allows). Without `build`,
  * containers stay empty: only the syntax (and so the first error) is found, in little memory.
  */
-function scanValue(s: string, start: number, build: boolean): [PyValue, number] {
+function scanValue(s: string, start: number, build: boolean, limits: PythonReadLimits = UNLIMITED): [PyValue, number] {
   const open: OpenContainer[] = [];
   let idx = start;
   for (;;) {
     let value: PyValue;
     const c = s.charAt(idx);
     if (c === '{' || c === '[') {
+      // Python recurses into every container, empty ones too.
+      if (open.length >= limits.maxDepth) throw new DecodeError('Nested too deep', idx);
       idx = skipWhitespace(s, idx + 1);
       const close = c === '{' ? '}' : ']';
       if (s.charAt(idx) !== close) {
@@ -195,7 +211,7 @@ function scanValue(s: string, start: number, build: boolean): [PyValue, number] 
       value = c === '{' ? new Map() : [];
       idx++;
     } else {
-      [value, idx] = scanScalar(s, idx);
+      [value, idx] = scanScalar(s, idx, limits);
     }
     // A term is complete: hand it to the innermost container, closing containers as they end.
     for (;;) {
@@ -254,6 +270,47 @@ function scanText(text: string, build: boolean): PythonJsonResult {
     const rest = skipWhitespace(text, end);
     if (rest !== text.length) throw new DecodeError('Extra data', rest);
     return { ok: true, value };
+  } catch (err) {
+    if (!(err instanceof DecodeError)) throw err;
+    return { ok: false, msg: err.msg, pos: codePointOffset(text, err.pos) };
+  }
+}
+
+export type TopLevelMembers =
+  | { readonly ok: true; readonly members: ReadonlyArray<readonly [string, PyValue]> }
+  | { readonly ok: false; readonly msg: string; readonly pos: number };
+
+/**
+ * `json.loads(text)` for a text that must be one object, reporting its top-level members named
+ * in `wanted` as written — a repeated key as often as it appears (Python keeps the last) — with
+ * their values as Python reads them; other values are only checked. Fails where json.loads
+ * fails, where it would exceed `limits`, and on a text that is not an object ("Expecting '{'").
+ */
+export function pythonTopLevelMembers(text: string, wanted: ReadonlySet<string>, limits: PythonReadLimits): TopLevelMembers {
+  const members: Array<readonly [string, PyValue]> = [];
+  // The object itself is one level: its members' values may nest one less.
+  const memberLimits = { ...limits, maxDepth: limits.maxDepth - 1 };
+  try {
+    let idx = skipWhitespace(text, 0);
+    if (text.charAt(idx) !== '{') throw new DecodeError("Expecting '{'", idx);
+    idx = skipWhitespace(text, idx + 1);
+    if (text.charAt(idx) === '}') idx++;
+    else {
+      for (;;) {
+        const [key, valueIdx] = scanKey(text, idx);
+        const kept = wanted.has(key);
+        const [value, end] = scanValue(text, valueIdx, kept, memberLimits);
+        if (kept) members.push([key, value]);
+        idx = skipWhitespace(text, end);
+        if (text.charAt(idx) === '}') break;
+        if (text.charAt(idx) !== ',') throw new DecodeError("Expecting ',' delimiter", idx);
+        idx = skipWhitespace(text, idx + 1);
+      }
+      idx++;
+    }
+    const rest = skipWhitespace(text, idx);
+    if (rest !== text.length) throw new DecodeError('Extra data', rest);
+    return { ok: true, members };
   } catch (err) {
     if (!(err instanceof DecodeError)) throw err;
     return { ok: false, msg: err.msg, pos: codePointOffset(text, err.pos) };

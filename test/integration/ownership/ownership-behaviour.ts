@@ -74,6 +74,12 @@ export function describeOwnership(store: OwnershipStore): void {
       return method === 'GET' ? call : call.set('content-type', 'application/json').send(method === 'POST' ? '{"split":"train","trajectory_groups":[]}' : '{"steps":[10]}');
     };
 
+    /** POSTs raw bytes as sent (supertest would serialize a Buffer as JSON). */
+    const postBytes = async (path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: unknown }> => {
+      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: new Uint8Array(body) });
+      return { status: res.status, body: await res.json() };
+    };
+
     it('sends the shared upstream key, never the client\'s', () => {
       expect(service.last.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
     });
@@ -150,6 +156,66 @@ export function describeOwnership(store: OwnershipStore): void {
       expect(res.status).toBe(400);
       expect(res.body.error.message).toBe('The body has more than one top-level "model_id".');
       expect(service.requests.some((r) => r.body.toString().includes('someone-elses'))).toBe(false);
+    });
+
+    it.each([['/v1/preview/training-jobs'], ['/v1/preview/sft-training-jobs']])(
+      'refuses a job whose second model_id follows a NaN (Python reads NaN and takes the last model_id): 400 on %s, nothing forwarded',
+      async (path) => {
+        const before = service.started;
+        const body = `{"model_id":${JSON.stringify(modelId)},"x":NaN,"model_id":"someone-elses"}`;
+        const res = await request(gw.url).post(path).set(teamA).set('content-type', 'application/json').send(body);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: { message: 'The body has more than one top-level "model_id".', type: 'invalid_request_error', param: 'model_id', code: 'invalid_request' } });
+        expect(service.started).toBe(before);
+      },
+    );
+
+    it.each([
+      ['a UTF-8 byte order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`{"model_id":"x"}`)]), 'The body must be UTF-8 JSON without a byte order mark.'],
+      ['UTF-16', Buffer.from('{"model_id":"x"}', 'utf16le'), 'The body must be UTF-8 JSON without a byte order mark.'],
+      ['an escaped second model_id', Buffer.from('{"model_id":"x","model\\u005fid":"y"}'), 'The body has more than one top-level "model_id".'],
+      ['text after the object', Buffer.from('{"model_id":"x"} {"model_id":"y"}'), 'The body must be a JSON object with a top-level "model_id".'],
+      ['a body past server.bodyLimit', Buffer.from(jobBody('x', 11 * 1024 ** 2, true)), 'The body is over 10485760 bytes (server.bodyLimit): its top-level "model_id" cannot be read with certainty.'],
+    ])('refuses a job body with %s (400 invalid_request, param model_id), nothing forwarded', async (_what, body, message) => {
+      const before = service.started;
+      const res = await postBytes('/v1/preview/training-jobs', teamA, body);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', param: 'model_id', code: 'invalid_request' } });
+      expect(service.started).toBe(before);
+    });
+
+    it.each([
+      ['a UTF-8 byte order mark', (json: string) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]), 'The body must be UTF-8 JSON without a byte order mark.', null],
+      ['UTF-16', (json: string) => Buffer.from(json, 'utf16le'), 'The body must be UTF-8 JSON without a byte order mark.', null],
+      ['UTF-32', (json: string) => Buffer.from([...Buffer.from(json)].flatMap((b) => [b, 0, 0, 0])), 'The body must be UTF-8 JSON without a byte order mark.', null],
+      ['a second name (Python takes the last)', (json: string) => Buffer.from(json.replace('"name":"agent"', '"name":"mine","name":"agent"')), 'The body has more than one top-level "name".', 'name'],
+      ['an escaped second entity', (json: string) => Buffer.from(json.replace('}', ',"entit\\u0079":"acme"}')), 'The body has more than one top-level "entity".', 'entity'],
+      ['text after the object', (json: string) => Buffer.from(`${json}x`), 'The body must be one JSON object.', null],
+      ['a name that is not a string', (json: string) => Buffer.from(json.replace('"name":"agent"', '"name":["agent"]')), 'The body\'s top-level "name" must be a string.', 'name'],
+    ])('refuses a model creation with %s (400 invalid_request), so no name escapes the check; nothing forwarded', async (_what, encode, message, param) => {
+      const before = service.started;
+      const json = JSON.stringify({ entity: 'acme', project: 'rl-agents', name: 'agent', base_model: 'b', return_existing: true });
+      const res = await postBytes('/v1/preview/models', teamB, encode(json));
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', param, code: 'invalid_request' } });
+      expect(service.started).toBe(before);
+    });
+
+    it('reads a model creation with NaN as Python does, so another team\'s name is still 409 name_in_use; nothing forwarded', async () => {
+      const before = service.started;
+      const body = '{"entity":"acme","project":"rl-agents","x":NaN,"name":"agent","base_model":"b","return_existing":true}';
+      const res = await request(gw.url).post('/v1/preview/models').set(teamB).set('content-type', 'application/json').send(body);
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('name_in_use');
+      expect(service.started).toBe(before);
+    });
+
+    it('refuses a compressed guarded body (the gateway reads the bytes as sent): 400 invalid_request, nothing forwarded', async () => {
+      const before = service.started;
+      const res = await request(gw.url).post('/v1/preview/models').set(teamB).set('content-type', 'application/json').set('content-encoding', 'gzip').send('{"project":"p","name":"n"}');
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: { message: 'A guarded body must be sent uncompressed (Content-Encoding: gzip).', type: 'invalid_request_error', param: null, code: 'invalid_request' } });
+      expect(service.started).toBe(before);
     });
 
     it('refuses a model name another team holds (409 name_in_use) before forwarding; return_existing never hands out its id', async () => {

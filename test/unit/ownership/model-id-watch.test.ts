@@ -18,19 +18,45 @@ async function feed(watch: ModelIdWatch, parts: string[]): Promise<string | Gate
 }
 
 describe('ModelIdWatch and the buffered-bytes budget', () => {
-  it('counts the bytes it holds back until model_id is known, and gives them back once released', async () => {
+  it('holds the whole body, counted, until its end makes model_id certain, and gives the bytes back once released', async () => {
     const budget = new BufferBudget(1000);
     const watch = new ModelIdWatch(10_000, budget);
-    const id = await feed(watch, ['{"trajectory_groups":[1,2,3],', '"model_id":"m-1",', '"x":1']);
-    expect(id).toBe('m-1');
-    expect(budget.used).toBe(Buffer.byteLength('{"trajectory_groups":[1,2,3],"model_id":"m-1",'));
+    let settled = false;
+    const found = watch.modelId.finally(() => (settled = true));
+    watch.write(Buffer.from('{"trajectory_groups":[1,2,3],'));
+    watch.write(Buffer.from('"model_id":"m-1",'));
+    watch.write(Buffer.from('"x":NaN'));
+    // A later "model_id" could still come: nothing is decided, all of it is held.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    expect(budget.used).toBe(Buffer.byteLength('{"trajectory_groups":[1,2,3],"model_id":"m-1","x":NaN'));
+    watch.end('}');
+    expect(await found).toBe('m-1');
     const out: Buffer[] = [];
     watch.on('data', (chunk: Buffer) => out.push(chunk));
     watch.release();
-    watch.end('}');
     await once(watch, 'end');
     expect(budget.used).toBe(0);
-    expect(Buffer.concat(out).toString()).toBe('{"trajectory_groups":[1,2,3],"model_id":"m-1","x":1}');
+    expect(Buffer.concat(out).toString()).toBe('{"trajectory_groups":[1,2,3],"model_id":"m-1","x":NaN}');
+  });
+
+  it('refuses a second model_id after a NaN (Python reads on and takes the last), holding nothing after', async () => {
+    const budget = new BufferBudget(1000);
+    const watch = new ModelIdWatch(10_000, budget);
+    const refusal = feed(watch, ['{"model_id":"mine","x":NaN,', '"model_id":"theirs"}']);
+    watch.end();
+    const err = (await refusal) as GatewayError;
+    expect([err.status, err.code, err.param, err.message]).toEqual([400, 'invalid_request', 'model_id', 'The body has more than one top-level "model_id".']);
+    expect(budget.used).toBe(0);
+  });
+
+  it('refuses a chunked body past its hold limit (400, connection closed) without reading on, holding nothing after', async () => {
+    const budget = new BufferBudget(1000);
+    const watch = new ModelIdWatch(64, budget);
+    const err = (await feed(watch, ['{"model_id":"m-1","trajectory_groups":[', `"${'x'.repeat(40)}",`, `"${'y'.repeat(40)}"]}`])) as GatewayError;
+    expect([err.status, err.code, err.param, err.headers]).toEqual([400, 'invalid_request', 'model_id', { connection: 'close' }]);
+    expect(err.message).toBe('The body is over 64 bytes (server.bodyLimit): its top-level "model_id" cannot be read with certainty.');
+    expect(budget.used).toBe(0);
   });
 
   it('refuses the upload with 503 overloaded when holding it would pass server.maxBufferedBytes, and holds nothing after', async () => {

@@ -1,0 +1,95 @@
+import { GatewayError } from '../errors.js';
+import { pythonTopLevelMembers, type PythonReadLimits } from '../validation/python-json-decoder.js';
+import type { PyValue } from '../validation/python-value.js';
+
+/*
+ * A guarded creation is decided on its owner fields (`model_id`; `entity`, `project`, `name`),
+ * and the upstream acts on them as Python's `json.loads(raw_bytes)` reads them (SPEC 13.1). The
+ * gateway reads them the same way or refuses the body: it never skips the check on a body it
+ * could not read. Only strict UTF-8 without a BOM is read, so the bytes decode to one text on
+ * both sides (Python would also take a BOM, UTF-16 and UTF-32, which the gateway refuses), and
+ * that text goes through the Python-exact decoder (NaN, Infinity, escapes as Python reads them).
+ */
+
+/** Well inside Python's recursion limit (1000 frames, some already used by the server) and its int limit. */
+const LIMITS: PythonReadLimits = { maxDepth: 500, maxIntDigits: 4300 };
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** How the refusals of one kind of body are worded. */
+export interface OwnerFieldsWording {
+  /** The refusal's `param` when the body as a whole cannot be read. */
+  readonly bodyParam: string | null;
+  /** The message when the body is not one JSON object as Python reads it. */
+  readonly notAnObject: string;
+}
+
+/** The owner fields present in a body, each as Python reads it (a field absent from the body is absent here). */
+export type OwnerFields = ReadonlyMap<string, PyValue>;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const invalid = (message: string, param: string | null): GatewayError => new GatewayError(400, 'invalid_request', message, {}, param);
+
+/** Whether the bytes are UTF-8 as Python will decode them: no BOM, and no NUL among the first four (Python would take UTF-16/32). */
+function decodeUtf8(raw: Buffer): string | undefined {
+  if (raw.subarray(0, 3).equals(BOM) || raw.subarray(0, 4).includes(0)) return undefined;
+  try {
+    return utf8.decode(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The body's top-level `keys` exactly as the upstream will read them; throws 400
+ * `invalid_request` when that cannot be told with certainty: not UTF-8 (or with a BOM), not one
+ * JSON object with nothing after it, one of `keys` written twice, a value not well-formed Unicode.
+ */
+export function readOwnerFields(raw: Buffer, keys: readonly string[], wording: OwnerFieldsWording): OwnerFields {
+  const text = decodeUtf8(raw);
+  if (text === undefined) throw invalid('The body must be UTF-8 JSON without a byte order mark.', wording.bodyParam);
+  const read = pythonTopLevelMembers(text, new Set(keys), LIMITS);
+  if (!read.ok) throw invalid(wording.notAnObject, wording.bodyParam);
+  const fields = new Map<string, PyValue>();
+  for (const [key, value] of read.members) {
+    if (fields.has(key)) throw invalid(`The body has more than one top-level "${key}".`, key);
+    // A lone surrogate (from a \ud800 escape) reads differently wherever the text is re-encoded.
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) throw invalid(`The body's top-level "${key}" is not well-formed Unicode.`, key);
+    fields.set(key, value);
+  }
+  return fields;
+}
+
+const JOB_BODY: OwnerFieldsWording = { bodyParam: 'model_id', notAnObject: 'The body must be a JSON object with a top-level "model_id".' };
+const MODEL_BODY: OwnerFieldsWording = { bodyParam: null, notAnObject: 'The body must be one JSON object.' };
+
+/** The top-level `model_id` of a training-job creation, as the upstream reads it; 400 `invalid_request` unless certain. */
+export function readJobModelId(raw: Buffer): string {
+  const modelId = raw.length === 0 ? undefined : readOwnerFields(raw, ['model_id'], JOB_BODY).get('model_id');
+  if (modelId === undefined) throw invalid('The body has no top-level "model_id".', 'model_id');
+  if (typeof modelId !== 'string' || modelId === '') throw invalid('The body\'s top-level "model_id" must be a non-empty string.', 'model_id');
+  return modelId;
+}
+
+/** What a model creation names itself, as the upstream reads it. */
+export interface ModelNameFields {
+  readonly entity?: string | null;
+  readonly project?: string;
+  readonly name?: string;
+}
+
+/**
+ * The `entity`, `project` and `name` of a model creation as the upstream reads them; 400
+ * `invalid_request` unless certain, or when one is not a string (`entity` may be null): what the
+ * upstream would make of a number or a list there is not the gateway's to guess.
+ */
+export function readModelNameFields(raw: Buffer): ModelNameFields {
+  const fields = readOwnerFields(raw, ['entity', 'project', 'name'], MODEL_BODY);
+  for (const [key, value] of fields) {
+    if (typeof value === 'string' || (key === 'entity' && value === null)) continue;
+    throw invalid(`The body's top-level "${key}" must be a string.`, key);
+  }
+  return Object.fromEntries(fields) as ModelNameFields;
+}
