@@ -1,35 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import type { Stream } from 'node:stream';
 import type { Config } from '../config/index.js';
 import { ValidationError } from '../errors.js';
-import { createResponseTap, type ResponseTap } from '../metering/index.js';
 import { assertDeclaredLength, BodyLimitCounter, BufferBudget, BufferedBody, readBody, type RouteSpec } from '../proxy/index.js';
 import type { ChatBodyChecker } from '../validation/index.js';
-import type { ChatTerms } from './exchange.js';
+import type { PreparedBody } from './values.js';
 
-/** What the request carries upstream once the gateway has looked at its body. */
-export interface PreparedBody {
-  /** What the chat body said (model, tokens to reserve); absent for other routes. */
-  readonly chat?: ChatTerms;
-  /** The whole body, for a route that reads it (`json`): what later steps look into. */
-  readonly raw?: Buffer;
-  /**
-   * The stream to send upstream in place of the client's, made when the request is forwarded
-   * (an upload starts flowing only once it is admitted). `onError` hears a body that grows
-   * past its limit on the way. Undefined: the client's own stream goes as it is.
-   */
-  open(onError: (err: Error) => void): Stream | undefined;
-  /** The metering tap for a 200 response of this request, if any. */
-  tap(upstreamResponse: IncomingMessage): ResponseTap | undefined;
-  /** Gives back the memory budget a buffered body holds (called when the exchange is over). */
-  release(): void;
-  /** Bytes of the request body the gateway read or streamed (the ledger's request_bytes). */
-  readonly bytes: number;
-}
+export type { PreparedBody } from './values.js';
 
-const NO_TAP = (): undefined => undefined;
 const NOTHING_HELD = (): void => undefined;
-const NO_BODY: PreparedBody = { open: () => undefined, tap: NO_TAP, release: NOTHING_HELD, bytes: 0 };
+const NO_BODY: PreparedBody = { open: () => undefined, release: NOTHING_HELD, bytes: 0 };
 
 /** The settings the body steps read, taken from config once; the shared memory budget and chat checker. */
 export interface BodySettings {
@@ -51,24 +30,29 @@ export function bodySettings(config: Config, budget: BufferBudget, checker: Chat
   };
 }
 
+/** Reads a request's body as its route needs it; chosen once per route when its chain is built. */
+export type BodyReader = (req: IncomingMessage) => Promise<PreparedBody>;
+
 /**
- * Reads the route's body as its spec says (`chat`, `json`, `stream` or `none`); throws 413 or
- * 422. A `json` body is read whole only for a step that looks into it (`inspected`: ownership
- * on); otherwise it streams like any upload, under `streamBodyLimit`.
+ * The body reader for a route, from its spec (`chat`, `json`, `stream` or `none`); readers throw
+ * 413 or 422. A `json` body is read whole only when a later step of the chain looks into it
+ * (`inspected`: ownership on); otherwise it streams like any upload, under `streamBodyLimit`.
  */
-export async function prepareBody(route: RouteSpec, req: IncomingMessage, settings: BodySettings, inspected: boolean): Promise<PreparedBody> {
+export function bodyReaderFor(route: RouteSpec, settings: BodySettings, inspected: boolean): BodyReader {
   const kind = route.body === 'json' && !inspected ? 'stream' : route.body;
   switch (kind) {
     case 'chat':
-      return prepareChatBody(req, settings);
+      return (req) => prepareChatBody(req, settings);
     case 'json':
-      return bufferedBody(req, settings);
+      return (req) => bufferedBody(req, settings);
     case 'stream':
-      // A declared length over the limit is refused before the limits are charged.
-      assertDeclaredLength(req, settings.streamBodyLimit);
-      return streamedBody(req, settings);
+      return (req) => {
+        // A declared length over the limit is refused before the limits are charged.
+        assertDeclaredLength(req, settings.streamBodyLimit);
+        return Promise.resolve(streamedBody(req, settings));
+      };
     case 'none':
-      return NO_BODY;
+      return () => Promise.resolve(NO_BODY);
   }
 }
 
@@ -93,19 +77,13 @@ async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Pr
     throw new ValidationError(check.body);
   }
   const { facts } = check;
-  // Usage is read from the response body: it must arrive uncompressed to be metered.
-  req.headers['accept-encoding'] = 'identity';
-  // The parser consumed the client's stream: re-send the bytes with their exact length (a
-  // chunked request's transfer-encoding, hop-by-hop, is dropped when forwarding).
-  req.headers['content-length'] = String(facts.forwardBytes.length);
   return {
-    chat: { model: facts.model, estimatedTokens: facts.estimatedTokens, promptTokens: Math.ceil(facts.promptChars / 4) },
+    chat: { model: facts.model, estimatedTokens: facts.estimatedTokens, promptTokens: Math.ceil(facts.promptChars / 4), usageForced: facts.usageForced },
+    // Usage is read from the response body: it must arrive uncompressed to be metered. The
+    // parser consumed the client's stream: the bytes are re-sent with their exact length (a
+    // chunked request's transfer-encoding, hop-by-hop, is dropped when forwarding).
+    headers: { 'accept-encoding': 'identity', 'content-length': String(facts.forwardBytes.length) },
     open: () => new BufferedBody(facts.forwardBytes),
-    tap: (upstreamResponse) =>
-      createResponseTap(upstreamResponse.headers['content-type'], {
-        dropUsageChunk: facts.usageForced,
-        contentEncoding: upstreamResponse.headers['content-encoding'],
-      }),
     release,
     bytes: raw.length,
   };
@@ -115,8 +93,7 @@ async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Pr
 async function bufferedBody(req: IncomingMessage, settings: BodySettings): Promise<PreparedBody> {
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return NO_BODY;
   const { bytes, release } = await readBody(req, { limit: settings.bodyLimit, idleMs: settings.idleMs, budget: settings.budget });
-  req.headers['content-length'] = String(bytes.length);
-  return { raw: bytes, open: () => new BufferedBody(bytes), tap: NO_TAP, release, bytes: bytes.length };
+  return { raw: bytes, headers: { 'content-length': String(bytes.length) }, open: () => new BufferedBody(bytes), release, bytes: bytes.length };
 }
 
 /** An upload (can be hundreds of MB): streamed through, counted, never buffered. */
@@ -130,7 +107,6 @@ function streamedBody(req: IncomingMessage, settings: BodySettings): PreparedBod
       req.pipe(counter);
       return counter;
     },
-    tap: NO_TAP,
     release: NOTHING_HELD,
     get bytes() {
       return counter?.bytes ?? 0;

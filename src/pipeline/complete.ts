@@ -24,11 +24,12 @@ export function completeExchange(exchange: Exchange, deps: CompletionDeps): void
   exchange.metrics.finished(exchange.status, durationSeconds);
   exchange.body?.release();
   const { leg } = exchange;
+  const model = modelOf(exchange, leg);
   // Refused before it reached the upstream: charged nothing (SPEC 6.4).
-  const charge = leg ? chargeOf(exchange, leg, deps) : NOTHING_CHARGED;
+  const charge = leg ? chargeOf(exchange, leg, model, deps) : NOTHING_CHARGED;
   exchange.admission?.finish({ tokens: charge.usage.total_tokens, costNanos: charge.costNanos });
-  if (exchange.route.limited) recordInLedger(exchange, charge, deps, durationSeconds);
-  if (leg) countUsage(exchange, charge, deps);
+  if (exchange.route.limited) recordInLedger(exchange, model, charge, deps, durationSeconds);
+  if (leg) countUsage(exchange, model, charge, deps);
   logExchange(exchange, leg ? charge : undefined, deps, durationSeconds);
 }
 
@@ -38,12 +39,12 @@ function modelOf(exchange: Exchange, leg: UpstreamLeg | undefined): string {
   return exchange.chat?.model ?? leg?.seen?.model ?? 'unknown';
 }
 
-function chargeOf(exchange: Exchange, leg: UpstreamLeg, deps: CompletionDeps): Charge {
+function chargeOf(exchange: Exchange, leg: UpstreamLeg, model: string, deps: CompletionDeps): Charge {
   if (leg.seen?.invalidUsage) reportInvalidUsage(exchange, deps.logger);
   const status = leg.upstreamStatus ?? 0;
   return chargeFor(
     {
-      model: modelOf(exchange, leg),
+      model,
       meteredByTokens: exchange.route.metering === 'tokens',
       answered: status >= 200 && status < 300,
       promptTokens: exchange.chat?.promptTokens ?? 0,
@@ -69,7 +70,7 @@ function reportInvalidUsage(exchange: Exchange, logger: Logger): void {
  * included, at no cost. A request refused before it could be attributed (401, a malformed or
  * forbidden project) has no team to charge and no row.
  */
-function recordInLedger(exchange: Exchange, charge: Charge, deps: CompletionDeps, durationSeconds: number): void {
+function recordInLedger(exchange: Exchange, model: string, charge: Charge, deps: CompletionDeps, durationSeconds: number): void {
   const { caller, route } = exchange;
   if (!caller) return;
   const { usage } = charge;
@@ -82,7 +83,7 @@ function recordInLedger(exchange: Exchange, charge: Charge, deps: CompletionDeps
     route: route.template,
     method: exchange.method,
     status: exchange.status,
-    model: modelOf(exchange, exchange.leg),
+    model,
     promptTokens: usage.prompt_tokens,
     completionTokens: usage.completion_tokens,
     totalTokens: usage.total_tokens,
@@ -94,11 +95,10 @@ function recordInLedger(exchange: Exchange, charge: Charge, deps: CompletionDeps
 }
 
 /** The Prometheus side of metering: tokens, cost and training jobs of a forwarded request. */
-function countUsage(exchange: Exchange, charge: Charge, deps: CompletionDeps): void {
+function countUsage(exchange: Exchange, model: string, charge: Charge, deps: CompletionDeps): void {
   const { route, caller } = exchange;
   if (!caller || route.metering === 'none') return;
   const { team, project } = caller.project;
-  const model = modelOf(exchange, exchange.leg);
   if (charge.usage.total_tokens > 0) deps.metrics.recordTokens(team, project, model, charge.usage);
   if (charge.costNanos > 0) deps.metrics.recordCost(team, project, model, charge.costNanos);
   const status = exchange.status;

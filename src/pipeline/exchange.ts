@@ -1,25 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import type { Principal, ProjectRef } from '../auth/index.js';
 import type { Admission } from '../limits/index.js';
 import type { TapResult } from '../metering/index.js';
 import type { RouteMetrics } from '../observability/index.js';
 import type { ForwardHandle, RouteSpec } from '../proxy/index.js';
-import type { PreparedBody } from './body.js';
+import type { Caller, ChatTerms, PreparedBody } from './values.js';
 
-/** Who is calling and for which team/project: the first two steps' result. */
-export interface Caller {
-  readonly principal: Principal;
-  readonly project: ProjectRef;
-}
-
-/** What the chat body step learned: the model asked for and what to reserve for it. */
-export interface ChatTerms {
-  readonly model: string;
-  /** Prompt estimate plus completion budget (SPEC 6.3). */
-  readonly estimatedTokens: number;
-  /** The prompt part of it, ceil(prompt characters / 4): what an unfinished stream is charged for its prompt. */
-  readonly promptTokens: number;
-}
+export type { Caller, ChatTerms } from './values.js';
 
 /** The request's trip upstream, from the moment it left. */
 export interface UpstreamLeg {

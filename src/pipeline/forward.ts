@@ -2,9 +2,10 @@ import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors.js';
 import type { Metrics } from '../observability/index.js';
 import { addIdentityHeaders, endToEndHeaders, forwardableHeaders, relayResponse, type Upstream, type UpstreamName } from '../proxy/index.js';
-import type { PreparedBody } from './body.js';
+import type { RouteChain } from './chain.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
 import type { AnswerRule } from './ownership.js';
+import type { PreparedBody } from './values.js';
 
 /** The handle of a request whose forward() has not returned yet: nothing to abort. */
 const NOT_SENT = { abort: () => undefined };
@@ -21,27 +22,38 @@ export interface ForwardDeps {
   fail(exchange: Exchange, err: unknown): void;
 }
 
+/** What leaves for the upstream: the prepared body, the gateway's own response headers, what to do with the answer. */
+export interface Outbound {
+  readonly body: PreparedBody;
+  /** Request id and rate-limit headers: they go out with whatever the upstream answers. */
+  readonly ownHeaders: OutgoingHttpHeaders;
+  /** The ownership rule's handling of the answer, if any. */
+  readonly answer: AnswerRule | undefined;
+  readonly meter: RouteChain['meter'];
+}
+
 /**
- * Sends an admitted request upstream and relays the response through the body's tap;
- * `ownHeaders` (request id, rate-limit headers) go out with whatever the upstream answers.
+ * The one place the request's headers are made: the client's (less hop-by-hop and untrusted
+ * ones), what the body step re-sends them with, the request id, and the caller's identity.
  */
-export function forwardExchange(
-  req: IncomingMessage,
-  exchange: Exchange,
-  body: PreparedBody,
-  ownHeaders: OutgoingHttpHeaders,
-  deps: ForwardDeps,
-  answer?: AnswerRule,
-): void {
-  const { route, res } = exchange;
-  const upstream = deps.upstreams[route.upstream];
+function prepareRequestHeaders(req: IncomingMessage, exchange: Exchange, body: PreparedBody, upstream: Upstream, untrusted: ReadonlySet<string>): void {
   // http-proxy-3 sends req.headers (adding X-Forwarded-* after the client's trusted ones).
-  req.headers = forwardableHeaders(req.headers, deps.untrustedHeaders);
-  req.headers['x-request-id'] = exchange.id;
+  const headers = forwardableHeaders(req.headers, untrusted);
+  if (body.headers) for (const name in body.headers) headers[name] = body.headers[name];
+  headers['x-request-id'] = exchange.id;
   if (upstream.identityHeaders && exchange.caller) {
     const { principal, project } = exchange.caller;
-    addIdentityHeaders(req.headers, { team: project.team, project: project.project, keyId: principal.id });
+    addIdentityHeaders(headers, { team: project.team, project: project.project, keyId: principal.id });
   }
+  req.headers = headers;
+}
+
+/** Sends an admitted request upstream and relays the response through the route's meter. */
+export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbound: Outbound, deps: ForwardDeps): void {
+  const { route, res } = exchange;
+  const { body, ownHeaders, answer } = outbound;
+  const upstream = deps.upstreams[route.upstream];
+  prepareRequestHeaders(req, exchange, body, upstream, deps.untrustedHeaders);
   const stream = body.open((err) => {
     exchange.leg?.handle.abort();
     deps.fail(exchange, err);
@@ -65,7 +77,7 @@ export function forwardExchange(
         return;
       }
       if (answer && !answer.buffered) void answer.settle(status, undefined).catch(() => undefined);
-      relay(upstreamResponse, exchange, leg, body, ownHeaders, upstream.idleTimeoutMs, deps);
+      relay(upstreamResponse, exchange, leg, outbound, upstream.idleTimeoutMs, deps);
     },
     onFailure(kind, error) {
       deps.metrics.recordUpstreamError(route.upstream, kind);
@@ -74,17 +86,9 @@ export function forwardExchange(
   });
 }
 
-function relay(
-  upstreamResponse: IncomingMessage,
-  exchange: Exchange,
-  leg: UpstreamLeg,
-  body: PreparedBody,
-  ownHeaders: OutgoingHttpHeaders,
-  idleTimeoutMs: number,
-  deps: ForwardDeps,
-): void {
-  const tap = upstreamResponse.statusCode === 200 ? body.tap(upstreamResponse) : undefined;
-  relayResponse(upstreamResponse, exchange.res, ownHeaders, tap, idleTimeoutMs, ({ completed, stalled, tapResult }) => {
+function relay(upstreamResponse: IncomingMessage, exchange: Exchange, leg: UpstreamLeg, outbound: Outbound, idleTimeoutMs: number, deps: ForwardDeps): void {
+  const tap = upstreamResponse.statusCode === 200 ? outbound.meter(upstreamResponse, outbound.body.chat) : undefined;
+  relayResponse(upstreamResponse, exchange.res, outbound.ownHeaders, tap, idleTimeoutMs, ({ completed, stalled, tapResult }) => {
     leg.completed = completed;
     leg.seen = tapResult;
     if (stalled) {

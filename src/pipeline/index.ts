@@ -4,15 +4,16 @@ import type { Config } from '../config/index.js';
 import type { Limiter } from '../limits/index.js';
 import { requestIdFor } from '../observability/index.js';
 import { resolveProject } from '../projects/index.js';
-import { CLIENT_FORWARDING_HEADERS, IDENTITY_HEADERS, type BufferBudget, type RouteSpec, type Upstream, type UpstreamName } from '../proxy/index.js';
+import { CLIENT_FORWARDING_HEADERS, IDENTITY_HEADERS, type BufferBudget, type RouteSpec, type RouteTable, type Upstream, type UpstreamName } from '../proxy/index.js';
 import type { OwnershipGuard } from '../ownership/index.js';
 import type { ChatBodyChecker } from '../validation/index.js';
-import { bodySettings, prepareBody } from './body.js';
+import { bodySettings } from './body.js';
+import { buildRouteChains, type RouteChain } from './chain.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
-import { Exchange, type Caller, type ChatTerms } from './exchange.js';
+import { Exchange } from './exchange.js';
 import { failExchange } from './fail.js';
 import { forwardExchange, type ForwardDeps } from './forward.js';
-import { checkOwnership } from './ownership.js';
+import type { Caller } from './values.js';
 
 /** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
 export interface PipelineDeps extends CompletionDeps {
@@ -27,10 +28,9 @@ export interface PipelineDeps extends CompletionDeps {
   readonly chatChecker: ChatBodyChecker;
   /** Ownership checks, when the configuration turns them on. */
   readonly ownership: OwnershipGuard | undefined;
+  /** The routes to build chains for. */
+  readonly routes: RouteTable;
 }
-
-/** What a request other than a chat completion reserves: nothing, and token and cost limits do not apply to it. */
-const NO_RESERVATION = { estimatedTokens: 0, estimatedCostNanos: 0, spends: false } as const;
 
 export interface V1Handler {
   handle(req: IncomingMessage, res: ServerResponse, route: RouteSpec): void;
@@ -39,14 +39,17 @@ export interface V1Handler {
 }
 
 /**
- * Builds the handler for every /v1 route: auth → project → body → limits → upstream → tap →
- * settle. Each step hands the next a typed value; what the route does at each step is read
- * from its spec; every failure goes through failExchange.
+ * Builds the handler for every /v1 route: auth → project → body → ownership → limits →
+ * upstream → tap → settle. Each route's steps are chosen once, here, from its spec (its chain);
+ * each step hands the next a value nothing changes later; every failure goes through failExchange.
  */
 export function createV1Handler(deps: PipelineDeps): V1Handler {
   const { config, metrics } = deps;
-  const projectHeader = config.metering.projectHeader.toLowerCase();
-  const bodies = bodySettings(config, deps.bufferBudget, deps.chatChecker);
+  const chains = buildRouteChains(deps.routes.routes, {
+    bodies: bodySettings(config, deps.bufferBudget, deps.chatChecker),
+    prices: deps.prices,
+    ownership: deps.ownership,
+  });
   const fail = (exchange: Exchange, err: unknown): void => failExchange(exchange, err, deps);
   const forwarding: ForwardDeps = {
     metrics,
@@ -54,35 +57,20 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     untrustedHeaders: new Set([...Object.values(IDENTITY_HEADERS), ...(config.server.trustProxy ? [] : CLIENT_FORWARDING_HEADERS)]),
     fail,
   };
+  const identify = identifier(deps);
 
-  /** What a request reserves before it is forwarded: its estimated tokens, priced for budgets. */
-  const reservationFor = (chat: ChatTerms | undefined): { estimatedTokens: number; estimatedCostNanos: number; spends: boolean } => {
-    if (!chat) return NO_RESERVATION;
-    const completion = chat.estimatedTokens - chat.promptTokens;
-    const estimatedCostNanos = deps.prices.costNanos(chat.model, { prompt_tokens: chat.promptTokens, completion_tokens: completion });
-    return { estimatedTokens: chat.estimatedTokens, estimatedCostNanos, spends: true };
-  };
-
-  const identify = async (req: IncomingMessage): Promise<Caller> => {
-    const address = clientAddress(req, config.server.trustProxy);
-    const principal = await deps.authFailureLimit.guard(address, () => deps.authenticator.authenticate(req.headers.authorization));
-    const value = req.headers[projectHeader];
-    const project = resolveProject(principal, Array.isArray(value) ? value[0] : value, config.metering.projectHeader);
-    return { principal, project };
-  };
-
-  const handle = async (req: IncomingMessage, exchange: Exchange): Promise<void> => {
-    const { route } = exchange;
+  const run = async (req: IncomingMessage, exchange: Exchange, chain: RouteChain): Promise<void> => {
     const caller = (exchange.caller = await identify(req));
-    const prepared = (exchange.body = await prepareBody(route, req, bodies, deps.ownership !== undefined));
-    const { body, answer } = await checkOwnership(deps.ownership, route, req, caller, prepared, bodies);
-    exchange.body = body;
+    const read = (exchange.body = await chain.readBody(req));
+    const { body, answer } = await chain.checkOwnership(req, caller, read);
+    // A job upload held for its model_id is forwarded from the ownership step's stream.
+    if (body !== read) exchange.body = body;
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
-    if (route.limited) {
-      const admission = (exchange.admission = await deps.limiter.admit({ ...caller, ...reservationFor(body.chat) }));
+    if (chain.reserve) {
+      const admission = (exchange.admission = await deps.limiter.admit({ ...caller, ...chain.reserve(body.chat) }));
       Object.assign(ownHeaders, admission.headers);
     }
-    forwardExchange(req, exchange, body, ownHeaders, forwarding, answer);
+    forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);
   };
 
   const open = new OpenExchanges();
@@ -100,9 +88,23 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
         completeExchange(exchange, deps);
         open.remove();
       });
-      handle(req, exchange).catch((err: unknown) => fail(exchange, err));
+      run(req, exchange, chains.get(route)!).catch((err: unknown) => fail(exchange, err));
     },
     idle: () => open.idle(),
+  };
+}
+
+/** The identify step: the bearer key (past the bad-credential throttle), then the project header. */
+function identifier(deps: PipelineDeps): (req: IncomingMessage) => Promise<Caller> {
+  const { trustProxy } = deps.config.server;
+  const headerName = deps.config.metering.projectHeader;
+  const projectHeader = headerName.toLowerCase();
+  return async (req) => {
+    const address = clientAddress(req, trustProxy);
+    const principal = await deps.authFailureLimit.guard(address, () => deps.authenticator.authenticate(req.headers.authorization));
+    const value = req.headers[projectHeader];
+    const project = resolveProject(principal, Array.isArray(value) ? value[0] : value, headerName);
+    return { principal, project };
   };
 }
 

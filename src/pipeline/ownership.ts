@@ -111,7 +111,6 @@ async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, cal
       watch.release();
       return watch;
     },
-    tap: () => undefined,
     release: () => undefined,
     get bytes() {
       return counter.bytes;

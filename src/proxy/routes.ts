@@ -120,6 +120,8 @@ export function pathParam(template: string, path: string, param: string): string
 const paramPatterns = new Map<string, RegExp>();
 
 export interface RouteTable {
+  /** Every route of the table, in order: what per-route chains are built from. */
+  readonly routes: readonly RouteSpec[];
   /** The route for a path (no query string), or undefined for 404. */
   match(path: string, method: string): RouteMatch | undefined;
 }
@@ -127,6 +129,7 @@ export interface RouteTable {
 export function createRouteTable(routes: readonly RouteSpec[] = ROUTES): RouteTable {
   const compiled = routes.map((route) => ({ route, pattern: compile(route.template) }));
   return {
+    routes,
     match(path, method) {
       // Several templates can share a path (none today); the method decides between them.
       let fallback: RouteSpec | undefined;
