@@ -182,11 +182,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     get metricsHandler() {
       return live.current.metricsHandler;
     },
-    connectionEvents: {
-      watch: (counts) => metrics.watchConnections(counts),
-      evicted: (reason) => metrics.recordConnectionEvicted(reason),
-      refused: () => metrics.recordConnectionRefused(),
-    },
+    connectionEvents: connectionEventsOf(metrics),
     startDraining() {
       draining = true;
     },
@@ -199,6 +195,15 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
       // Last built first: requests finish, then the ledger writes while the database is open, then connections close.
       for (const failure of await parts.close(deadline)) logger.error({ part: failure.name, err: failure.error }, 'a part failed to close');
     },
+  };
+}
+
+/** Where the listener's connection registry reports (SPEC 15 pressure): gauges and counters. */
+function connectionEventsOf(metrics: Metrics): ConnectionEvents {
+  return {
+    watch: (counts) => metrics.watchConnections(counts),
+    evicted: (reason) => metrics.recordConnectionEvicted(reason),
+    refused: () => metrics.recordConnectionRefused(),
   };
 }
 

@@ -1,68 +1,31 @@
-import { createServer, type Server } from 'node:http';
-import { createGateway } from './app.js';
+import { createGateway, type Gateway } from './app.js';
 import { ConfigError, loadConfig } from './config/index.js';
-import { createGatewayServer } from './server.js';
+import { boundPort, closeListeners, openListeners } from './server.js';
 
 /** Start and stop only: load config, build the gateway, listen, reload on SIGHUP, drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const configPath = process.env.TOLLGATE_CONFIG ?? 'config/default.yaml';
-  let gateway;
-  try {
-    gateway = await createGateway(loadConfig(configPath), { configPath });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      // Load errors name the file already; errors found while building (a bad PEM key) do not.
-      const message = err.message.startsWith(`${configPath}: `) ? err.message : `${configPath}: ${err.message}`;
-      process.stderr.write(`tollgate: ${message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
-  const { config } = gateway;
-  const { logger } = gateway;
-
-  const server = createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents);
-  await listen(server, config.server.port, config.server.host);
-  logger.info({ host: config.server.host, port: addressPort(server), config: configPath }, 'tollgate listening');
-
-  let metricsServer: Server | undefined;
-  if (config.metrics.port !== null) {
-    const { path } = config.metrics;
-    metricsServer = createServer((req, res) => {
-      if (req.method === 'GET' && req.url?.split('?')[0] === path) gateway.metricsHandler(req, res);
-      else {
-        res.writeHead(404, { 'content-type': 'text/plain' });
-        res.end('not found\n');
-      }
-    });
-    await listen(metricsServer, config.metrics.port, config.server.host);
-    logger.info({ port: addressPort(metricsServer), path }, 'metrics listening');
-  }
+  const gateway = await buildOrExit(configPath);
+  const { config, logger } = gateway;
+  const listeners = await openListeners(gateway);
+  logger.info({ host: config.server.host, port: boundPort(listeners.main), config: configPath }, 'tollgate listening');
+  if (listeners.metrics) logger.info({ port: boundPort(listeners.metrics), path: config.metrics.path }, 'metrics listening');
 
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal, graceMs: gateway.config.server.shutdownGraceMs }, 'draining');
+    const graceMs = gateway.config.server.shutdownGraceMs;
+    logger.info({ signal, graceMs }, 'draining');
     // One deadline for the whole shutdown: in-flight requests, then usage, all within the grace period.
-    const deadline = Date.now() + gateway.config.server.shutdownGraceMs;
+    const deadline = Date.now() + graceMs;
     gateway.startDraining();
-    const forceTimer = setTimeout(() => {
-      logger.warn('grace period over: closing remaining connections');
-      server.closeAllConnections();
-    }, gateway.config.server.shutdownGraceMs);
-    forceTimer.unref();
-    // close() stops new connections and resolves once in-flight requests and streams are done.
-    server.close(() => {
-      clearTimeout(forceTimer);
-      metricsServer?.close();
-      metricsServer?.closeAllConnections();
-      gateway.close(deadline).finally(() => {
+    void closeListeners(listeners, graceMs, () => logger.warn('grace period over: closing remaining connections'))
+      .then(() => gateway.close(deadline))
+      .finally(() => {
         logger.info('stopped');
         process.exit(0);
       });
-    });
-    server.closeIdleConnections();
   };
   process.on('SIGHUP', () => {
     // The outcome is logged (and audited) by reload itself; an invalid file keeps the running config.
@@ -72,19 +35,17 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-function addressPort(server: Server): number | undefined {
-  const address = server.address();
-  return typeof address === 'object' && address !== null ? address.port : undefined;
+/** The gateway, or exit 1 with the one-line message of a bad config (never a stack trace). */
+async function buildOrExit(configPath: string): Promise<Gateway> {
+  try {
+    return await createGateway(loadConfig(configPath), { configPath });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // Load errors name the file already; errors found while building (a bad PEM key) do not.
+    const message = err.message.startsWith(`${configPath}: `) ? err.message : `${configPath}: ${err.message}`;
+    process.stderr.write(`tollgate: ${message}\n`);
+    process.exit(1);
+  }
 }
 
 main().catch((err: unknown) => {

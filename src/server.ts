@@ -36,3 +36,73 @@ export function createGatewayServer(config: Config, listener: RequestListener, e
   new ConnectionRegistry(server, policy, events);
   return server;
 }
+
+/** The gateway's listeners: the main one (/v1, admin, health) and, with `metrics.port`, one for the exposition alone. */
+export interface GatewayListeners {
+  readonly main: Server;
+  readonly metrics: Server | undefined;
+}
+
+/** What the listeners serve: the built gateway (its request listener, metrics handler and config). */
+export interface ListenedGateway {
+  readonly config: Config;
+  readonly handleRequest: RequestListener;
+  readonly metricsHandler: RequestListener;
+  readonly connectionEvents?: ConnectionEvents;
+}
+
+/** Opens the listeners on `server.host`: the main port and, when set, `metrics.port`. */
+export async function openListeners(gateway: ListenedGateway): Promise<GatewayListeners> {
+  const { config } = gateway;
+  const main = createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents);
+  await listen(main, config.server.port, config.server.host);
+  if (config.metrics.port === null) return { main, metrics: undefined };
+  const { path } = config.metrics;
+  const metrics = createServer((req, res) => {
+    if (req.method === 'GET' && req.url?.split('?')[0] === path) gateway.metricsHandler(req, res);
+    else {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not found\n');
+    }
+  });
+  await listen(metrics, config.metrics.port, config.server.host);
+  return { main, metrics };
+}
+
+/**
+ * Stops accepting connections and resolves once the requests and streams in flight have
+ * finished — or, past `graceMs`, once the connections still open have been cut (`onGraceOver`
+ * hears it). Idle keep-alive connections close at once; the metrics listener closes last.
+ */
+export function closeListeners(listeners: GatewayListeners, graceMs: number, onGraceOver: () => void): Promise<void> {
+  return new Promise((resolve) => {
+    const forceTimer = setTimeout(() => {
+      onGraceOver();
+      listeners.main.closeAllConnections();
+    }, graceMs);
+    forceTimer.unref();
+    listeners.main.close(() => {
+      clearTimeout(forceTimer);
+      listeners.metrics?.close();
+      listeners.metrics?.closeAllConnections();
+      resolve();
+    });
+    listeners.main.closeIdleConnections();
+  });
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** The port a listener is bound to (0 in the config asks the system for a free one). */
+export function boundPort(server: Server): number | undefined {
+  const address = server.address();
+  return typeof address === 'object' && address !== null ? address.port : undefined;
+}

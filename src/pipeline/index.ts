@@ -44,19 +44,14 @@ export interface V1Handler {
  * each step hands the next a value nothing changes later; every failure goes through failExchange.
  */
 export function createV1Handler(deps: PipelineDeps): V1Handler {
-  const { config, metrics } = deps;
+  const { config } = deps;
   const chains = buildRouteChains(deps.routes.routes, {
     bodies: bodySettings(config, deps.bufferBudget, deps.chatChecker),
     prices: deps.prices,
     ownership: deps.ownership,
   });
   const fail = (exchange: Exchange, err: unknown): void => failExchange(exchange, err, deps);
-  const forwarding: ForwardDeps = {
-    metrics,
-    upstreams: deps.upstreams,
-    untrustedHeaders: new Set([...Object.values(IDENTITY_HEADERS), ...(config.server.trustProxy ? [] : CLIENT_FORWARDING_HEADERS)]),
-    fail,
-  };
+  const forwarding = forwardingOf(deps, fail);
   const identify = identifier(deps);
 
   const run = async (req: IncomingMessage, exchange: Exchange, chain: RouteChain): Promise<void> => {
@@ -76,13 +71,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const open = new OpenExchanges();
   return {
     handle(req, res, route) {
-      const method = req.method ?? 'GET';
-      const routeMetrics = metrics.forRoute({ route: route.template, method, upstream: route.upstream });
-      const exchange = new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res, routeMetrics);
-      // x-request-id goes out with whichever response this is (relayed, 422 or error), not by an
-      // early setHeader(): a response with no headers set yet is written from one object by Node,
-      // without building its per-header table first.
-      routeMetrics.started();
+      const exchange = openExchange(req, res, route, deps.metrics);
       open.add();
       res.once('close', () => {
         completeExchange(exchange, deps);
@@ -92,6 +81,23 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     },
     idle: () => open.idle(),
   };
+}
+
+/** The record of one request, with its route's metric series looked up once. */
+function openExchange(req: IncomingMessage, res: ServerResponse, route: RouteSpec, metrics: PipelineDeps['metrics']): Exchange {
+  const method = req.method ?? 'GET';
+  const routeMetrics = metrics.forRoute({ route: route.template, method, upstream: route.upstream });
+  // x-request-id goes out with whichever response this is (relayed, 422 or error), not by an
+  // early setHeader(): a response with no headers set yet is written from one object by Node,
+  // without building its per-header table first.
+  routeMetrics.started();
+  return new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res, routeMetrics);
+}
+
+/** What the forward step needs, prepared once: the pools, and the client headers never to pass on. */
+function forwardingOf(deps: PipelineDeps, fail: ForwardDeps['fail']): ForwardDeps {
+  const untrusted = [...Object.values(IDENTITY_HEADERS), ...(deps.config.server.trustProxy ? [] : CLIENT_FORWARDING_HEADERS)];
+  return { metrics: deps.metrics, upstreams: deps.upstreams, untrustedHeaders: new Set(untrusted), fail };
 }
 
 /** The identify step: the bearer key (past the bad-credential throttle), then the project header. */

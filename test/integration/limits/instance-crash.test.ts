@@ -38,7 +38,8 @@ redis: { url: "${redis.url}", commandTimeoutMs: ${REPLY_SILENCE_MS} }
       const port = await freePort();
       procs.push({ port, proc: startGatewayProcess({ TOLLGATE_CONFIG: config, PORT: String(port), LOG_LEVEL: 'warn' }) });
     }
-    await Promise.all(procs.map(({ port }) => eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200)));
+    // Two processes compiling TypeScript at once on a busy 2-core machine can take longer than the default 10 s.
+    await Promise.all(procs.map(({ port }) => eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200, 50_000)));
   }, 60_000);
 
   afterAll(async () => {
