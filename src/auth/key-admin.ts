@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { StaticKeyConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import type { LimitSet } from '../limits/index.js';
+import type { LimitSet } from '../limit-kinds.js';
 import { defaultProjectOf, defaultProjectRefusal, mayUseProject } from '../projects/default.js';
 import { DatabaseUnavailableError, type ApiKeyRecord, type KeyPatch, type StoreHandle } from '../store/index.js';
 import type { KeySync } from './key-sync.js';

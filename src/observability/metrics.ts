@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AuthFailure } from '../auth/failure.js';
 import type { GatewayError } from '../errors.js';
-import { LIMIT_NAMES } from '../limits/kinds.js';
+import { LIMIT_NAMES } from '../limit-kinds.js';
 import { NANOS_PER_UNIT } from '../money.js';
 import { PROJECT_FORBIDDEN } from '../projects/index.js';
 import { UPSTREAM_ERROR_KINDS, type UpstreamErrorKind } from '../proxy/upstream-error.js';
