@@ -1,12 +1,8 @@
 import type { Request } from 'express';
 import type { z } from 'zod';
 import { DAY_MS, dayStart } from '../calendar.js';
+import { firstIssueInWords } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-
-/** The path of a zod issue as a `param` names it: `limits.rpm`, `projects[1]`. */
-function paramOf(path: ReadonlyArray<PropertyKey>): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || 'body';
-}
 
 /** The admin API's 400 for a body: `invalid_request`, `param` naming the field. */
 export function invalidRequest(param: string, message: string): GatewayError {
@@ -23,10 +19,8 @@ export function parseBody<S extends z.ZodType>(schema: S, req: Request): z.outpu
   const body: unknown = req.body ?? {};
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const param = paramOf(issue.path);
-  const detail = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
-  throw invalidRequest(issue.code === 'unrecognized_keys' ? issue.keys[0]! : param, `${param}: ${detail}`);
+  const issue = firstIssueInWords(result.error, 'body', 'field');
+  throw invalidRequest(issue.unknownKey ?? issue.path, `${issue.path}: ${issue.detail}`);
 }
 
 /** A query parameter given at most once, as a plain value. */

@@ -1,6 +1,6 @@
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { FailureLimitConfig } from '../config/index.js';
-import { formatGoDuration } from '../limits/index.js';
+import { formatGoDuration } from '../duration.js';
 import { ReplyDeadline, type RedisConnection } from '../redis/index.js';
 import { AuthFailure } from './failure.js';
 

@@ -1,4 +1,4 @@
-import type { Config, StaticKeyConfig } from '../config/index.js';
+import type { Config } from '../config/index.js';
 import { AuthFailure } from './failure.js';
 import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
@@ -26,8 +26,6 @@ export interface Authenticator {
   authenticateAdmin(authorization: string | undefined): Promise<AdminPrincipal>;
   /** Static and runtime keys plus a JWT issuer: zero means nothing under /v1 can be called yet. */
   credentialCount(): number;
-  /** Config keys, for the admin API's listing (read-only there). */
-  readonly configKeys: readonly StaticKeyConfig[];
 }
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
@@ -63,7 +61,6 @@ export async function createAuthenticator(config: Config, runtimeKeys: RuntimeKe
 
   return {
     credentialCount: () => keys.size + runtimeKeys.size + (jwt ? 1 : 0),
-    configKeys: config.auth.keys,
     async authenticate(authorization) {
       const token = bearerToken(authorization);
       const digest = sha256Hex(token);

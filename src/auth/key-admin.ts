@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { StaticKeyConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import type { LimitSet } from '../limits/index.js';
+import type { LimitSet } from '../limit-kinds.js';
 import { defaultProjectOf, defaultProjectRefusal, mayUseProject } from '../projects/default.js';
 import { DatabaseUnavailableError, type ApiKeyRecord, type KeyPatch, type StoreHandle } from '../store/index.js';
 import type { KeySync } from './key-sync.js';
@@ -80,8 +80,8 @@ function asAdminError(err: unknown): unknown {
 /**
  * Keys at runtime (SPEC 12.1). Reads are served from this instance's memory (config keys and
  * the runtime keys the store announced), so they work while the database is away; writes go to
- * the durable store and are applied here at once, and on every other instance when the change
- * is announced. Secrets are made here, shown once, and stored as SHA-256 digests only.
+ * the durable store and are applied here before the call answers (by the one load the store's
+ * announcement of the write starts), and on every other instance when the change is announced. Secrets are made here, shown once, and stored as SHA-256 digests only.
  */
 export class KeyAdmin {
   constructor(
@@ -125,7 +125,7 @@ export class KeyAdmin {
       revokedAt: null,
     };
     const created = await this.write(() => this.handle.require().createKey(record, sha256Hex(secret)));
-    await this.sync.loadOne(created.id);
+    await this.sync.loadAfterWrite(created.id);
     return { ...viewOfRecord(created), key: secret };
   }
 
@@ -134,7 +134,7 @@ export class KeyAdmin {
     if (changes.projects !== undefined || changes.defaultProject !== undefined) await this.refuseStrayDefault(id, changes);
     const updated = await this.write(() => this.handle.require().updateKey(id, changes));
     if (!updated) throw notFound(id);
-    await this.sync.loadOne(id);
+    await this.sync.loadAfterWrite(id);
     return viewOfRecord(updated);
   }
 
@@ -145,7 +145,7 @@ export class KeyAdmin {
     const oldValidUntil = overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000).toISOString() : null;
     const rotated = await this.write(() => this.handle.require().rotateKey(id, sha256Hex(secret), oldValidUntil));
     if (!rotated) throw notFound(id);
-    await this.sync.loadOne(id);
+    await this.sync.loadAfterWrite(id);
     return { ...viewOfRecord(rotated), key: secret };
   }
 
@@ -153,7 +153,7 @@ export class KeyAdmin {
     this.refuseConfigKey(id);
     const revoked = await this.write(() => this.handle.require().revokeKey(id));
     if (!revoked) throw notFound(id);
-    await this.sync.loadOne(id);
+    await this.sync.loadAfterWrite(id);
   }
 
   /** Projects and default project as the change would leave them must agree (read from the store, not this instance's copy). */

@@ -1,5 +1,8 @@
 import type { LimitSet } from '../config/index.js';
 
+/** Defined in projects/, which needs nothing from auth; `Principal` satisfies its `ProjectRights`. */
+export type { ProjectRef } from '../projects/index.js';
+
 /** Who is calling: the result of authentication, handed to every later step. */
 export interface Principal {
   /** `key` = static API key, `jwt` = verified token. Admin keys never reach /v1. */
@@ -13,8 +16,3 @@ export interface Principal {
   readonly limits: LimitSet;
 }
 
-/** The team/project a request is attributed to (from the project header or the default). */
-export interface ProjectRef {
-  readonly team: string;
-  readonly project: string;
-}

@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { UPSTREAMS } from './upstreams.js';
 import { parseDocument } from 'yaml';
 import { configSchema, type Config } from './schema.js';
+import { firstIssueInWords } from './zod-issue.js';
 
 export { keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
 
+export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
 export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { Config, LimitSet, StaticKeyConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 
@@ -58,10 +60,6 @@ function applyOverrides(raw: Record<string, unknown>, env: Env): void {
   if (env.LOG_LEVEL) section('logging').level = env.LOG_LEVEL;
 }
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || '(root)';
-}
-
 /** Parses and validates a YAML config text. Throws ConfigError with a one-line message. */
 export function parseConfig(text: string, env: Env = process.env, source = 'config'): Config {
   const doc = parseDocument(expandEnv(text, env), { prettyErrors: false });
@@ -81,9 +79,8 @@ export function parseConfig(text: string, env: Env = process.env, source = 'conf
 export function validateConfig(parsed: unknown, source = 'config'): Config {
   const result = configSchema.safeParse(parsed);
   if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const detail = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
-    throw new ConfigError(`${source}: ${formatPath(issue.path)}: ${detail}`);
+    const issue = firstIssueInWords(result.error, '(root)', 'key');
+    throw new ConfigError(`${source}: ${issue.path}: ${issue.detail}`);
   }
   return result.data;
 }

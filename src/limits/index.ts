@@ -12,8 +12,8 @@ import type { LimitStore } from './store.js';
 export { createLimiter } from './limiter.js';
 export type { Admission, AdmissionRequest, Limiter, LimitEvents } from './limiter.js';
 export type { LimitScope, LimitStore } from './store.js';
-export type { LimitName, LimitSet } from './kinds.js';
-export { formatGoDuration } from './headers.js';
+export type { LimitName, LimitSet } from '../limit-kinds.js';
+export { formatGoDuration } from '../duration.js';
 
 /**
  * The store limits live in: Redis when the app made a connection for them (`redis.mode` is not

@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { rateLimitHeaders } from './headers.js';
-import { limitKind, type LimitName } from './kinds.js';
+import { limitKind, type LimitName } from '../limit-kinds.js';
 import { MemoryStore } from './memory-store.js';
 import { LimitPlan, wholeUnits } from './plan.js';
 import { rejectionFor } from './rejection.js';

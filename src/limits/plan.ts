@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
 import { DAY_MS, msToUtcMidnight, msToUtcMonthEnd } from '../calendar.js';
-import { counterLimit, LIMIT_KINDS, type LimitKind, type LimitName, type LimitSet } from './kinds.js';
+import { counterLimit, LIMIT_KINDS, type LimitKind, type LimitName, type LimitSet } from '../limit-kinds.js';
 import type { Check, LimitScope } from './store.js';
 
 /** Projects whose checks are kept ready; past this the cache starts over (`team/*` admits any project name). */

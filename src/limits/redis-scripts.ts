@@ -1,4 +1,4 @@
-import { LIMIT_KINDS, type LimitName } from './kinds.js';
+import { LIMIT_KINDS, type LimitName } from '../limit-kinds.js';
 
 /**
  * The one Lua script of the Redis store, run for every admission and for every batch of

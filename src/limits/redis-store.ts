@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
-import { limitIndex } from './kinds.js';
+import { limitIndex } from '../limit-kinds.js';
 import { LIMITS_SCRIPT } from './redis-scripts.js';
 import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome } from './store.js';
 

@@ -1,7 +1,8 @@
 import { GatewayError } from '../errors.js';
-import { formatGoDuration, rateLimitHeaders, wholeSeconds } from './headers.js';
+import { formatGoDuration } from '../duration.js';
+import { rateLimitHeaders, wholeSeconds } from './headers.js';
 import { formatNanos } from '../money.js';
-import { limitKind, type LimitKind } from './kinds.js';
+import { limitKind, type LimitKind } from '../limit-kinds.js';
 import { isInflight, refuses, type Check, type Outcome } from './store.js';
 
 /** A slot frees when some request ends; there is no window to wait for, so suggest a short retry. */

@@ -1,4 +1,4 @@
-import { limitKind, type LimitName } from './kinds.js';
+import { limitKind, type LimitName } from '../limit-kinds.js';
 
 /** Who a limit belongs to: the caller (static key or JWT subject) or its team/project. */
 export type LimitScope = 'key' | 'project';

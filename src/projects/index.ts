@@ -1,4 +1,3 @@
-import type { Principal, ProjectRef } from '../auth/index.js';
 import { GatewayError } from '../errors.js';
 import { isValidName } from './name.js';
 
@@ -7,13 +6,27 @@ export { DEFAULT_PROJECT, defaultProjectOf, defaultProjectRefusal, mayUseProject
 /** The error code of a project the principal may not use (also an auth-failure metric reason). */
 export const PROJECT_FORBIDDEN = 'project_forbidden';
 
+/** The team/project a request is attributed to (from the project header or the default). */
+export interface ProjectRef {
+  readonly team: string;
+  readonly project: string;
+}
+
+/** What resolving a project reads of the caller (an auth `Principal` is one): defined here so projects need nothing from auth. */
+export interface ProjectRights {
+  readonly team: string;
+  /** Projects of `team` the caller may use; `*` means any. */
+  readonly projects: ReadonlySet<string>;
+  readonly defaultProject: string;
+}
+
 /**
  * Resolves the team/project a request is attributed to from the `<compat>-Project` header
  * (`<team>/<project>`), or the principal's default project when the header is absent.
  * Throws 400 `invalid_project` for a malformed value, 403 `project_forbidden` when the
  * principal may not use it.
  */
-export function resolveProject(principal: Principal, headerValue: string | undefined, headerName: string): ProjectRef {
+export function resolveProject(principal: ProjectRights, headerValue: string | undefined, headerName: string): ProjectRef {
   if (headerValue === undefined) return { team: principal.team, project: principal.defaultProject };
   const slash = headerValue.indexOf('/');
   const team = slash === -1 ? '' : headerValue.slice(0, slash);

@@ -26,6 +26,8 @@ export class StoreMirror {
   private readonly timer: NodeJS.Timeout;
   /** Ids changed while a full load was running. */
   private changedDuringLoad: Set<string> | null = null;
+  /** Per id, the load its latest announced change started (forgotten a turn after it ends): see `loadAfterWrite`. */
+  private readonly announced = new Map<string, Promise<void>>();
 
   constructor(
     private readonly handle: StoreHandle,
@@ -37,7 +39,7 @@ export class StoreMirror {
         return;
       }
       const id = options.idOf(change);
-      if (id !== undefined) void this.loadOne(id);
+      if (id !== undefined) void this.loadAnnounced(id);
     });
     this.timer = setInterval(() => void this.loadAll(), options.refreshIntervalMs);
     this.timer.unref();
@@ -71,6 +73,26 @@ export class StoreMirror {
     } catch (err) {
       this.options.onError(err);
     }
+  }
+
+  /**
+   * Brings the copy up to a write this instance just made. The store announced it to this
+   * instance's listeners as it committed, before the write resolved, so the load that started
+   * then is awaited rather than a second one made; a load only when none was heard.
+   */
+  async loadAfterWrite(id: string): Promise<void> {
+    await (this.announced.get(id) ?? this.loadOne(id));
+  }
+
+  private loadAnnounced(id: string): Promise<void> {
+    const load = this.loadOne(id).finally(() => {
+      // A turn later: the writer of this change (if this instance) has looked by then, even when the load ended at once.
+      setImmediate(() => {
+        if (this.announced.get(id) === load) this.announced.delete(id);
+      });
+    });
+    this.announced.set(id, load);
+    return load;
   }
 
   stop(): void {

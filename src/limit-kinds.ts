@@ -1,10 +1,12 @@
-import { toNanos } from '../money.js';
+import { toNanos } from './money.js';
 
 /**
  * The one table of limit kinds (SPEC 6.3): what each limit counts, over which window, how it
  * shows in the rate-limit headers and how a 429 names it. The plan, the stores, the headers,
  * the rejection messages, the metric labels and the config schema all read this table; adding
  * a kind is a row here plus whatever is really new about it (a new window or unit).
+ * It lives beside `money.ts`, below `config/` and `limits/`: the config schema reads it, so it
+ * cannot sit in `limits/`, which reads the config.
  */
 
 /** When a limit's count starts over. */
