@@ -115,6 +115,8 @@ export class OwnershipRegistry {
     this.remove(keyOf(kind, id));
     try {
       await this.handle.require().releaseResource(kind, id);
+      // A load the creation started may have read the record before it was deleted: the deletion's own load runs after it.
+      await this.mirror.loadAfterWrite(keyOf(kind, id));
     } catch (err) {
       this.options.onDatabaseError(err);
     }

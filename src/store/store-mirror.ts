@@ -28,6 +28,8 @@ export class StoreMirror {
   private changedDuringLoad: Set<string> | null = null;
   /** Per id, the load its latest announced change started (forgotten a turn after it ends): see `loadAfterWrite`. */
   private readonly announced = new Map<string, Promise<void>>();
+  /** Per id, the last load queued: the next one starts after it. */
+  private readonly running = new Map<string, Promise<void>>();
 
   constructor(
     private readonly handle: StoreHandle,
@@ -63,9 +65,23 @@ export class StoreMirror {
     return true;
   }
 
-  /** Loads one record as the store has it now (after a write on this instance, or an announced change). */
-  async loadOne(id: string): Promise<void> {
+  /**
+   * Loads one record as the store has it now (after a write on this instance, or an announced
+   * change). Loads of one id run one after another: a load that read the record before a later
+   * change could otherwise finish after that change's load and put back what it removed.
+   */
+  loadOne(id: string): Promise<void> {
     this.changedDuringLoad?.add(id);
+    const previous = this.running.get(id);
+    const load = previous ? previous.then(() => this.readOne(id)) : this.readOne(id);
+    this.running.set(id, load);
+    void load.finally(() => {
+      if (this.running.get(id) === load) this.running.delete(id);
+    });
+    return load;
+  }
+
+  private async readOne(id: string): Promise<void> {
     const store = this.handle.current;
     if (!store) return;
     try {
