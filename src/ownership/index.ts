@@ -2,5 +2,5 @@
 export { ownershipPolicy, mayUse, type OwnershipPolicy } from './policy.js';
 export { OwnershipRegistry, type RegistryOptions } from './registry.js';
 export { OwnershipGuard } from './guard.js';
-export { ModelIdWatch, tooLongToRead } from './model-id-watch.js';
+export { ModelIdWatch, noModelIdWithin } from './model-id-watch.js';
 export { artifactOfModelName, artifactOfCreation } from './artifact.js';

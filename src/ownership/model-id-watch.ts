@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../errors.js';
-import { readJobModelId } from './owner-fields.js';
+import { JobModelIdReader } from './owner-fields.js';
 
 /** Where held bytes are counted with every other body the gateway holds (`server.maxBufferedBytes`); take() throws when full. */
 export interface HoldBudget {
@@ -10,12 +10,12 @@ export interface HoldBudget {
 
 const UNCOUNTED: HoldBudget = { take: () => undefined, give: () => undefined };
 
-/** The refusal of a body too long to be read whole before anything is forwarded. */
-export function tooLongToRead(holdLimit: number): GatewayError {
+/** The refusal of a body whose top-level `model_id` did not come within what may be held back. */
+export function noModelIdWithin(holdLimit: number): GatewayError {
   return new GatewayError(
     400,
     'invalid_request',
-    `The body is over ${holdLimit} bytes (server.bodyLimit): its top-level "model_id" cannot be read with certainty.`,
+    `The body has no top-level "model_id" within its first ${holdLimit} bytes (server.bodyLimit).`,
     // The rest of the upload is not read: the connection cannot carry another request.
     { connection: 'close' },
     'model_id',
@@ -24,20 +24,28 @@ export function tooLongToRead(holdLimit: number): GatewayError {
 
 /**
  * Reads the top-level `model_id` of a training-job creation as its body streams past (SPEC
- * 13.1). The upstream's Python takes the *last* of duplicate keys and reads NaN and the rest of
- * its dialect, so `model_id` is certain only once the whole body has been read: every byte is
- * held back (at most `holdLimit`, counted in the budget) until the body has ended and been read
- * exactly as Python reads it, then released to flow on once the caller allows it. A body that
- * cannot be read with certainty is refused and nothing of it is ever forwarded.
+ * 13.1). Bytes are held back (at most `holdLimit`, counted in the budget) until the first
+ * top-level `model_id` has been read and the caller, having checked it, calls release(); then
+ * the body flows on as it arrives. The upstream's Python takes the *last* of duplicate keys and
+ * reads NaN and the rest of its dialect, so every byte keeps being read exactly as Python reads
+ * it, and the last chunk received is always kept back: the upstream (which parses only a whole
+ * body) gets the end of the body only once the read has found it certain. A body found
+ * uncertain after release errors this stream, which aborts the upstream request: it never has
+ * the whole body, so never acts on it.
  */
 export class ModelIdWatch extends Transform {
-  /** Resolves with the body's top-level `model_id`; rejects with a 400 when it is not certain. */
+  /** Resolves with the body's first top-level `model_id`; rejects with a 400 when there is none to be had with certainty. */
   readonly modelId: Promise<string>;
-  private held: Buffer[] | null = [];
+  private readonly reader = new JobModelIdReader();
+  /** Bytes held before release (counted in the budget). */
+  private held: Buffer[] = [];
   private heldBytes = 0;
-  private found: string | undefined;
+  /** After release: the last chunk received, sent only once another arrives or the body is certain. */
+  private tail: Buffer | undefined;
   private released = false;
-  /** The body has ended and been read; the stream ends once the held bytes are released. */
+  /** Found, not yet released, and holding all it may: the upload waits here (backpressure). */
+  private waiting: TransformCallback | null = null;
+  /** The body has ended and was found certain; the stream ends once released. */
   private ending: TransformCallback | null = null;
   private resolveId!: (id: string) => void;
   private rejectId!: (err: Error) => void;
@@ -59,25 +67,36 @@ export class ModelIdWatch extends Transform {
     this.on('error', () => undefined);
   }
 
-  /** Why the body was refused, if it was: release() must not be called then. */
+  /** Why the body was refused, if it was: release() does nothing then. */
   get refused(): GatewayError | undefined {
     return this.refusal;
   }
 
-  /** Lets the held body go (its model was found to be the caller's). */
+  /** Lets the body go (its model was found to be the caller's): what is held now, the rest as it comes. */
   release(): void {
-    if (this.released || this.found === undefined) return;
+    if (this.released || this.refusal || this.reader.modelId === undefined) return;
     this.released = true;
-    for (const chunk of this.held ?? []) this.push(chunk);
+    const held = this.held;
     this.dropHeld();
-    const ending = this.ending;
-    this.ending = null;
-    ending?.();
+    if (this.ending) {
+      for (const chunk of held) this.push(chunk);
+      const ending = this.ending;
+      this.ending = null;
+      return ending();
+    }
+    this.tail = held.pop();
+    for (const chunk of held) this.push(chunk);
+    const waiting = this.waiting;
+    this.waiting = null;
+    waiting?.();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    if (this.heldBytes + chunk.length > this.holdLimit) {
-      this.fail(tooLongToRead(this.holdLimit));
+    if (this.refusal) return callback();
+    if (!this.scan(chunk)) return callback();
+    if (this.released) {
+      if (this.tail) this.push(this.tail);
+      this.tail = chunk;
       return callback();
     }
     try {
@@ -86,27 +105,61 @@ export class ModelIdWatch extends Transform {
       this.fail(err as GatewayError);
       return callback();
     }
-    this.held!.push(chunk);
+    this.held.push(chunk);
     this.heldBytes += chunk.length;
-    callback();
+    // Found and being checked: read on while it fits, then wait for the decision.
+    if (this.reader.modelId !== undefined && this.heldBytes >= this.holdLimit) this.waiting = callback;
+    else callback();
   }
 
   override _flush(callback: TransformCallback): void {
+    if (this.refusal) return callback();
     try {
-      this.found = readJobModelId(Buffer.concat(this.held!));
+      this.reader.end();
     } catch (err) {
       this.fail(err as GatewayError);
       return callback();
     }
-    this.ending = callback;
-    this.resolveId(this.found);
+    if (!this.released) {
+      this.ending = callback;
+      return;
+    }
+    // Certain: the end of the body may go.
+    if (this.tail) this.push(this.tail);
+    this.tail = undefined;
+    callback();
   }
 
   /** Destroyed from outside (the upload broke off, grew too large, stalled): nobody waits for a model_id any more. */
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (this.found === undefined) this.rejectId(error ?? new GatewayError(400, 'invalid_request', 'The body ended before it could be read.', {}, 'model_id'));
+    this.rejectId(error ?? new GatewayError(400, 'invalid_request', 'The body ended before it could be read.', {}, 'model_id'));
     this.dropHeld();
+    this.tail = undefined;
     callback(error);
+  }
+
+  /**
+   * Reads the chunk as Python would; false when that refused the body. The first `model_id`
+   * must come within `holdLimit` bytes; it is announced once the whole chunk it came in has
+   * been read, so a refusal later in that same chunk comes first.
+   */
+  private scan(chunk: Buffer): boolean {
+    const before = this.reader.modelId;
+    try {
+      const room = this.holdLimit - this.heldBytes;
+      if (before === undefined && !this.released && chunk.length > room) {
+        this.reader.write(chunk.subarray(0, Math.max(room, 0)));
+        if (this.reader.modelId === undefined) throw noModelIdWithin(this.holdLimit);
+        this.reader.write(chunk.subarray(room));
+      } else {
+        this.reader.write(chunk);
+      }
+    } catch (err) {
+      this.fail(err as GatewayError);
+      return false;
+    }
+    if (before === undefined && this.reader.modelId !== undefined) this.resolveId(this.reader.modelId);
+    return true;
   }
 
   private fail(error: GatewayError): void {
@@ -118,8 +171,8 @@ export class ModelIdWatch extends Transform {
 
   /** The held chunks are gone (sent on or dropped): their bytes leave the budget. */
   private dropHeld(): void {
-    if (this.held === null) return;
-    this.held = null;
+    this.held = [];
     this.budget.give(this.heldBytes);
+    this.heldBytes = 0;
   }
 }

@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors.js';
 import { pythonTopLevelMembers, type PythonReadLimits } from '../validation/python-json-decoder.js';
 import type { PyValue } from '../validation/python-value.js';
+import { StreamRefused, TopLevelStream, type StreamRefusal } from './top-level-stream.js';
 
 /*
  * A guarded creation is decided on its owner fields (`model_id`; `entity`, `project`, `name`),
@@ -65,12 +66,69 @@ export function readOwnerFields(raw: Buffer, keys: readonly string[], wording: O
 const JOB_BODY: OwnerFieldsWording = { bodyParam: 'model_id', notAnObject: 'The body must be a JSON object with a top-level "model_id".' };
 const MODEL_BODY: OwnerFieldsWording = { bodyParam: null, notAnObject: 'The body must be one JSON object.' };
 
-/** The top-level `model_id` of a training-job creation, as the upstream reads it; 400 `invalid_request` unless certain. */
+const MODEL_ID = new Set(['model_id']);
+
+/** The refusal of a streamed job body, worded as the whole-body reader words it. */
+function jobRefusal(refusal: StreamRefusal): GatewayError {
+  switch (refusal.kind) {
+    case 'encoding':
+      return invalid('The body must be UTF-8 JSON without a byte order mark.', JOB_BODY.bodyParam);
+    case 'syntax':
+      return invalid(JOB_BODY.notAnObject, JOB_BODY.bodyParam);
+    case 'duplicate':
+      return invalid(`The body has more than one top-level "${refusal.key}".`, refusal.key);
+    case 'surrogate':
+      return invalid(`The body's top-level "${refusal.key}" is not well-formed Unicode.`, refusal.key);
+  }
+}
+
+/**
+ * Reads the top-level `model_id` of a training-job creation as its body streams past, exactly
+ * as the upstream's Python will read the whole body (SPEC 13.1), in memory that does not grow
+ * with the body. `modelId` is set once the first top-level `model_id` has been read; the body
+ * is certain only once end() has returned: a later duplicate, a NaN-laden rest Python reads
+ * differently or a broken end all make write() or end() throw 400 `invalid_request`.
+ */
+export class JobModelIdReader {
+  private found: string | undefined;
+  private bytes = 0;
+  private readonly stream = new TopLevelStream(MODEL_ID, LIMITS, (_key, value) => {
+    if (value === undefined || value === '') throw invalid('The body\'s top-level "model_id" must be a non-empty string.', 'model_id');
+    this.found = value;
+  });
+
+  /** The body's top-level `model_id`, once read (certain only after end()). */
+  get modelId(): string | undefined {
+    return this.found;
+  }
+
+  write(chunk: Uint8Array): void {
+    this.bytes += chunk.length;
+    this.translate(() => this.stream.write(chunk));
+  }
+
+  /** The body has ended: throws unless it was read whole with one top-level `model_id`. */
+  end(): string {
+    if (this.bytes === 0) throw invalid('The body has no top-level "model_id".', 'model_id');
+    this.translate(() => this.stream.end());
+    if (this.found === undefined) throw invalid('The body has no top-level "model_id".', 'model_id');
+    return this.found;
+  }
+
+  private translate(step: () => void): void {
+    try {
+      step();
+    } catch (err) {
+      throw err instanceof StreamRefused ? jobRefusal(err.refusal) : err;
+    }
+  }
+}
+
+/** The top-level `model_id` of a training-job creation read whole, as the upstream reads it; 400 `invalid_request` unless certain. */
 export function readJobModelId(raw: Buffer): string {
-  const modelId = raw.length === 0 ? undefined : readOwnerFields(raw, ['model_id'], JOB_BODY).get('model_id');
-  if (modelId === undefined) throw invalid('The body has no top-level "model_id".', 'model_id');
-  if (typeof modelId !== 'string' || modelId === '') throw invalid('The body\'s top-level "model_id" must be a non-empty string.', 'model_id');
-  return modelId;
+  const reader = new JobModelIdReader();
+  reader.write(raw);
+  return reader.end();
 }
 
 /** What a model creation names itself, as the upstream reads it. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors.js';
-import { ModelIdWatch, tooLongToRead, type OwnershipGuard } from '../ownership/index.js';
+import { ModelIdWatch, type OwnershipGuard } from '../ownership/index.js';
 import { BodyLimitCounter, pathParam, type RouteSpec } from '../proxy/index.js';
 import type { PreparedBody, BodySettings } from './body.js';
 import type { Caller } from './exchange.js';
@@ -79,16 +79,17 @@ function assertUncompressed(req: IncomingMessage): void {
 }
 
 /**
- * A training-job creation: the upload streams through the watch, which holds all of it (at most
- * `server.bodyLimit`, counted in `server.maxBufferedBytes`) until its top-level `model_id` is
- * certain — the upstream takes the last of duplicate keys, so only the body's end makes it so —
- * and the model must be the caller's; only then is anything forwarded.
+ * A training-job creation: the upload streams through the watch, which holds it back (at most
+ * `server.bodyLimit`, counted in `server.maxBufferedBytes`) until its first top-level
+ * `model_id` has been read, and the model must be the caller's; then it streams on, read to its
+ * end as the upstream will read it. The upstream gets the last bytes only once the body is
+ * certain; if it is not (a later duplicate `model_id`, a broken rest), the watch errors, the
+ * upstream request is aborted before it is whole, and the client gets the 400.
  */
 async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings): Promise<PreparedBody> {
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
     throw new GatewayError(400, 'invalid_request', 'The body must be a JSON object with a top-level "model_id".', {}, 'model_id');
   }
-  if (Number(req.headers['content-length']) > settings.bodyLimit) throw tooLongToRead(settings.bodyLimit);
   const counter = new BodyLimitCounter(settings.streamBodyLimit, settings.idleMs, req);
   // Held bytes count with the chat bodies: past server.maxBufferedBytes the upload is refused (503 overloaded).
   const watch = new ModelIdWatch(settings.bodyLimit, settings.budget);
@@ -100,6 +101,8 @@ async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, cal
   try {
     const modelId = await watch.modelId;
     await guard.checkResource('model', modelId, caller.project, 'model_id');
+    // Read on while the model was checked: a refusal found meanwhile means nothing goes.
+    if (watch.refused) throw watch.refused;
   } catch (err) {
     // Refused: the held body is dropped (and leaves the memory budget).
     watch.destroy();
@@ -108,7 +111,10 @@ async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, cal
   return {
     open(onError) {
       watch.once('error', onError);
-      watch.release();
+      // Refused or broken off after this step (while the limits were charged): nobody heard it yet.
+      const failed = watch.refused ?? watch.errored;
+      if (failed) process.nextTick(() => onError(failed));
+      else watch.release();
       return watch;
     },
     release: () => undefined,

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utcDay } from '../../../src/calendar.js';
@@ -24,6 +26,34 @@ export function jobBody(modelId: string, paddingBytes = 0, modelIdFirst = false)
   const trajectory = JSON.stringify({ trajectories: [{ messages_and_choices: [{ role: 'user', content: 'x'.repeat(1000) }], reward: 0.5 }] });
   const groups = paddingBytes === 0 ? '' : Array(Math.ceil(paddingBytes / trajectory.length)).fill(trajectory).join(',');
   return modelIdFirst ? `{"model_id":${JSON.stringify(modelId)},"trajectory_groups":[${groups}]}` : `{"trajectory_groups":[${groups}],"model_id":${JSON.stringify(modelId)}}`;
+}
+
+/** A job body of `paddingBytes` of trajectories between its first member, `model_id`, and `tail` (the rest of the object, `}` included). */
+function jobBodyWithTail(modelId: string, paddingBytes: number, tail: string): Buffer {
+  return Buffer.from(jobBody(modelId, paddingBytes, true).replace(/\}$/, tail));
+}
+
+/**
+ * POSTs `body` as an upload: declared by Content-Length or chunked, written in 64 KiB slices as
+ * the socket takes them. The gateway may answer (and close) before the last slice is written.
+ */
+async function postUpload(url: string, path: string, headers: Record<string, string>, body: Buffer, framing: 'length' | 'chunked'): Promise<{ status: number; body: unknown }> {
+  const req = httpRequest(`${url}${path}`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json', ...(framing === 'length' ? { 'content-length': String(body.length) } : { 'transfer-encoding': 'chunked' }) },
+  });
+  req.on('error', () => undefined);
+  const answered = once(req, 'response') as Promise<[IncomingMessage]>;
+  let gone = false;
+  void answered.then(() => (gone = true));
+  for (let at = 0; at < body.length && !gone && !req.destroyed; at += 64 * 1024) {
+    if (!req.write(body.subarray(at, at + 64 * 1024))) await Promise.race([once(req, 'drain'), answered, once(req, 'close')]);
+  }
+  if (!gone) req.end();
+  const [res] = await answered;
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return { status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) };
 }
 
 /**
@@ -175,7 +205,7 @@ export function describeOwnership(store: OwnershipStore): void {
       ['UTF-16', Buffer.from('{"model_id":"x"}', 'utf16le'), 'The body must be UTF-8 JSON without a byte order mark.'],
       ['an escaped second model_id', Buffer.from('{"model_id":"x","model\\u005fid":"y"}'), 'The body has more than one top-level "model_id".'],
       ['text after the object', Buffer.from('{"model_id":"x"} {"model_id":"y"}'), 'The body must be a JSON object with a top-level "model_id".'],
-      ['a body past server.bodyLimit', Buffer.from(jobBody('x', 11 * 1024 ** 2, true)), 'The body is over 10485760 bytes (server.bodyLimit): its top-level "model_id" cannot be read with certainty.'],
+      ['no model_id within server.bodyLimit', Buffer.from(jobBody('x', 11 * 1024 ** 2)), 'The body has no top-level "model_id" within its first 10485760 bytes (server.bodyLimit).'],
     ])('refuses a job body with %s (400 invalid_request, param model_id), nothing forwarded', async (_what, body, message) => {
       const before = service.started;
       const res = await postBytes('/v1/preview/training-jobs', teamA, body);
@@ -183,6 +213,38 @@ export function describeOwnership(store: OwnershipStore): void {
       expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', param: 'model_id', code: 'invalid_request' } });
       expect(service.started).toBe(before);
     });
+
+    it.each([['length' as const], ['chunked' as const]])(
+      'streams a job body larger than server.bodyLimit (12 MB, model_id first, %s) to the upstream whole: 200, its id recorded',
+      async (framing) => {
+        const body = jobBodyWithTail(modelId, 12 * 1024 ** 2, '}');
+        const res = await postUpload(gw.url, '/v1/preview/training-jobs', teamA, body, framing);
+        expect(res.status).toBe(200);
+        expect(service.last.bodyLength).toBe(body.length);
+        expect(service.last.body.equals(body.subarray(0, service.last.body.length))).toBe(true);
+        const id = (res.body as { id: string }).id;
+        expect((await request(gw.url).get(`/v1/preview/training-jobs/${id}`).set(teamB)).status).toBe(404);
+        expect((await request(gw.url).get(`/v1/preview/training-jobs/${id}`).set(teamA)).status).toBe(200);
+      },
+      60_000,
+    );
+
+    it.each([
+      ['a second top-level model_id 5 MB after the first', 5, ',"model_id":"someone-elses"}', 'The body has more than one top-level "model_id".', 'length'],
+      ['a second top-level model_id 12 MB after the first (past server.bodyLimit)', 12, ',"model_id":"someone-elses"}', 'The body has more than one top-level "model_id".', 'length'],
+      ['a second top-level model_id 12 MB after the first, chunked', 12, ',"model_id":"someone-elses"}', 'The body has more than one top-level "model_id".', 'chunked'],
+      ['NaN after model_id and a duplicate 12 MB later', 12, ',"x":NaN,"model\\u005fid":"someone-elses"}', 'The body has more than one top-level "model_id".', 'length'],
+      ['text after the object, 12 MB later', 12, '} {"model_id":"someone-elses"}', 'The body must be a JSON object with a top-level "model_id".', 'chunked'],
+      ['a body that breaks off its object 12 MB later', 12, '', 'The body must be a JSON object with a top-level "model_id".', 'length'],
+    ] as const)('never lets a job body with %s reach the upstream whole: 400 invalid_request (param model_id)', async (_what, mb, tail, message, framing) => {
+      const before = service.requests.length;
+      const body = jobBodyWithTail(modelId, mb * 1024 ** 2, tail);
+      const res = await postUpload(gw.url, '/v1/preview/training-jobs', teamA, body, framing);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', param: 'model_id', code: 'invalid_request' } });
+      // The upstream records a request once its body has ended: this one's never did.
+      expect(service.requests.length).toBe(before);
+    }, 60_000);
 
     it.each([
       ['a UTF-8 byte order mark', (json: string) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]), 'The body must be UTF-8 JSON without a byte order mark.', null],

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { readJobModelId, readModelNameFields, readOwnerFields, type OwnerFields } from '../../../src/ownership/owner-fields.js';
+import { JobModelIdReader, readJobModelId, readModelNameFields, readOwnerFields, type OwnerFields } from '../../../src/ownership/owner-fields.js';
+import { StreamRefused, TopLevelStream, type StreamedValue } from '../../../src/ownership/top-level-stream.js';
 import { PyFloat, PyInt, type PyValue } from '../../../src/validation/python-value.js';
 
 // The gateway's reading of a guarded body's owner fields against the upstream's own: Python's
@@ -204,6 +205,51 @@ function gatewayReading(raw: Buffer): Verdict {
   return { accepted: true, fields: Object.fromEntries([...fields].map(([k, v]) => [k, canon(v)])) };
 }
 
+/** A body cut into pieces as a network might deliver it: every byte alone, or at pseudo-random points. */
+function chunkings(raw: Buffer, seed: number): Buffer[][] {
+  const bytewise = [...raw].map((b) => Buffer.from([b]));
+  const random: Buffer[] = [];
+  let state = seed || 1;
+  for (let at = 0; at < raw.length; ) {
+    state = (state * 48271) % 2147483647;
+    const size = 1 + (state % 7);
+    random.push(raw.subarray(at, at + size));
+    at += size;
+  }
+  return [[raw], bytewise, random];
+}
+
+/** The streamed reader's verdict on a body delivered in `parts`: the owner fields it reported (strings kept), or refused. */
+function streamedReading(parts: readonly Buffer[]): { accepted: true; fields: Record<string, StreamedValue> } | { accepted: false } {
+  const fields: Record<string, StreamedValue> = {};
+  const stream = new TopLevelStream(new Set(KEYS), { maxDepth: 500, maxIntDigits: 4300 }, (key, value) => (fields[key] = value));
+  try {
+    for (const part of parts) stream.write(part);
+    stream.end();
+  } catch (err) {
+    if (err instanceof StreamRefused) return { accepted: false };
+    throw err;
+  }
+  return { accepted: true, fields };
+}
+
+/** The job reader fed in `parts`: its model_id, or undefined when refused (400). */
+function streamedModelId(parts: readonly Buffer[]): string | undefined {
+  const reader = new JobModelIdReader();
+  return tryRead(() => {
+    for (const part of parts) reader.write(part);
+    return reader.end();
+  });
+}
+
+/** A job body's model_id as the whole-body reader reads it, or undefined when it refuses. */
+function wholeBodyModelId(raw: Buffer): string | undefined {
+  return tryRead(() => {
+    const value = raw.length === 0 ? undefined : readOwnerFields(raw, ['model_id'], { bodyParam: 'model_id', notAnObject: 'not one object' }).get('model_id');
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  });
+}
+
 /** Whatever the job and model readers accept must be what Python reads too. */
 function tryRead<T>(read: () => T): T | undefined {
   try {
@@ -227,6 +273,16 @@ describe('guarded bodies are read as Python json.loads reads them, or refused', 
       // The body itself is printed only on a failure (see below): hex of every body costs seconds.
       const where = `body #${i} (seed ${SEED})`;
       try {
+        // The streamed reader (job bodies) reaches the whole-body reader's verdict and fields, however the body is cut.
+        for (const parts of chunkings(raw, i)) {
+          const streamed = streamedReading(parts);
+          expect(streamed.accepted, `${where}, streamed in ${parts.length} parts`).toBe(gw.accepted);
+          if (streamed.accepted && gw.accepted) {
+            const strings = Object.fromEntries(Object.entries(gw.fields).map(([k, v]) => [k, (v as unknown[])[0] === 'str' ? (v as string[])[1] : undefined]));
+            expect(Object.fromEntries(Object.entries(streamed.fields).map(([k, v]) => [k, v === undefined ? undefined : units(v)])), where).toEqual(strings);
+          }
+          expect(streamedModelId(parts), where).toEqual(wholeBodyModelId(raw));
+        }
         if (gw.accepted) {
           accepted++;
           // Accepted: Python read one object, and exactly these owner fields.
