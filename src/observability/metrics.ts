@@ -134,7 +134,8 @@ interface ScrapeTimeReaders {
   connections: ConnectionCounts;
 }
 
-function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
+/** The per-route request series (bound once per route by bindRoute). */
+function requestHandles(registry: Registry) {
   return {
     requests: counter(registry, 'tollgate_requests_total',
       'Requests answered by the gateway, by route template, method, response status and upstream.',
@@ -148,15 +149,6 @@ function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
     overhead: histogram(registry, 'tollgate_overhead_seconds',
       'Gateway time spent on a request before it leaves for the upstream (auth, limits, validation), in seconds.',
       ['route'], OVERHEAD_BUCKETS),
-    tokens: counter(registry, 'tollgate_tokens_total',
-      'Tokens metered from upstream usage, by team, project, model and type (prompt or completion).',
-      ['team', 'project', 'model', 'type']),
-    rateLimitRejections: counter(registry, 'tollgate_ratelimit_rejections_total',
-      'Requests rejected with 429, by limit scope (key, project) and the limit that was hit.',
-      ['scope', 'limit']),
-    authFailures: counter(registry, 'tollgate_auth_failures_total',
-      'Requests rejected by authentication or project permission checks, by reason.',
-      ['reason']),
     validationFailures: counter(registry, 'tollgate_validation_failures_total',
       'Request bodies rejected with 422 before reaching an upstream, by route template.',
       ['route']),
@@ -166,30 +158,63 @@ function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
       labelNames: ['route'],
       registers: [registry],
     }),
+  };
+}
+
+/** What teams and projects consumed: tokens, their cost, training jobs. */
+function usageHandles(registry: Registry) {
+  return {
+    tokens: counter(registry, 'tollgate_tokens_total',
+      'Tokens metered from upstream usage, by team, project, model and type (prompt or completion).',
+      ['team', 'project', 'model', 'type']),
+    cost: counter(registry, 'tollgate_cost_total',
+      'Cost of metered usage in the price currency (metering.prices.currency), by team, project and model.',
+      ['team', 'project', 'model']),
+    trainingJobsCreated: counter(registry, 'tollgate_training_jobs_created_total',
+      'Training jobs created through the gateway (successful POST), by team, project and kind.',
+      ['team', 'project', 'kind']),
+  };
+}
+
+/** Requests the gateway refused because of who asked or how much: rate limits, auth, ownership. */
+function refusalHandles(registry: Registry) {
+  return {
+    rateLimitRejections: counter(registry, 'tollgate_ratelimit_rejections_total',
+      'Requests rejected with 429, by limit scope (key, project) and the limit that was hit.',
+      ['scope', 'limit']),
+    authFailures: counter(registry, 'tollgate_auth_failures_total',
+      'Requests rejected by authentication or project permission checks, by reason.',
+      ['reason']),
+    ownershipDenials: counter(registry, 'tollgate_ownership_denials_total',
+      'Requests refused because the model or training job is not the caller team\'s (or is unknown, with ownership.unknown: deny), by kind.',
+      ['kind']),
+  };
+}
+
+/** What went wrong around the gateway: upstreams, stores, the database, configuration reloads. */
+function failureHandles(registry: Registry) {
+  return {
     upstreamErrors: counter(registry, 'tollgate_upstream_errors_total',
       'Upstream requests that failed: no response (connect, timeout, reset) or a response body that stalled and was cut (idle), by upstream and kind.',
       ['upstream', 'kind']),
     storeErrors: counter(registry, 'tollgate_store_errors_total',
       'Failed operations against a limits or usage store (e.g. Redis), by store.',
       ['store']),
-    trainingJobsCreated: counter(registry, 'tollgate_training_jobs_created_total',
-      'Training jobs created through the gateway (successful POST), by team, project and kind.',
-      ['team', 'project', 'kind']),
     databaseErrors: counter(registry, 'tollgate_database_errors_total',
       'Failed calls to the durable store (PostgreSQL or SQLite): key and ownership loads, ledger and audit writes, admin reads and writes.',
       []),
     usageRowsDropped: counter(registry, 'tollgate_usage_rows_dropped_total',
       'Usage ledger rows given up because the database was away longer than the bounded buffer could hold (each is also logged).',
       []),
-    ownershipDenials: counter(registry, 'tollgate_ownership_denials_total',
-      'Requests refused because the model or training job is not the caller team\'s (or is unknown, with ownership.unknown: deny), by kind.',
-      ['kind']),
     configReloads: counter(registry, 'tollgate_config_reloads_total',
       'Configuration reloads (SIGHUP or POST /admin/config/reload), by result: ok, or error (the running configuration stayed).',
       ['result']),
-    cost: counter(registry, 'tollgate_cost_total',
-      'Cost of metered usage in the price currency (metering.prices.currency), by team, project and model.',
-      ['team', 'project', 'model']),
+  };
+}
+
+/** How close this instance is to its memory and connection caps, and what it shed to stay under them. */
+function capacityHandles(registry: Registry, readers: ScrapeTimeReaders) {
+  return {
     bufferedBodyBytes: new Gauge({
       name: 'tollgate_buffered_body_bytes',
       help: 'Bytes of request bodies this instance holds in memory right now (chat bodies read for validation); bounded by server.maxBufferedBytes.',
@@ -221,6 +246,17 @@ function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
     connectionsRefused: counter(registry, 'tollgate_connections_refused_total',
       'New client connections closed at once because the cap was reached and every open connection had a request in progress.',
       []),
+  };
+}
+
+/** Every gateway series, registered once on `registry` (exposition lists them in this order). */
+function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
+  return {
+    ...requestHandles(registry),
+    ...usageHandles(registry),
+    ...refusalHandles(registry),
+    ...failureHandles(registry),
+    ...capacityHandles(registry, readers),
   };
 }
 

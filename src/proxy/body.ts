@@ -35,6 +35,71 @@ export interface BufferedRequest {
   release(): void;
 }
 
+/** One body being read: its chunks, its share of the memory budget, and the listeners that feed it. */
+class BodyReader {
+  private readonly chunks: Buffer[] = [];
+  private received = 0;
+  /** Bytes taken from the budget so far, given back on failure or by release(). */
+  private taken = 0;
+  private readonly idle: NodeJS.Timeout;
+  // Own functions, not prototype methods: req.off() must be handed the very listener req.on() got.
+  private readonly onData = (chunk: Buffer): void => this.add(chunk);
+  private readonly onEnd = (): void => this.succeed();
+  private readonly onError = (err: Error): void => this.fail(err);
+  /** Also the result's release(): idempotent, as taken drops to 0. */
+  private readonly give = (): void => {
+    this.budget.give(this.taken);
+    this.taken = 0;
+  };
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limit: number,
+    idleMs: number,
+    private readonly budget: BufferBudget,
+    private readonly resolve: (body: BufferedRequest) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    this.idle = setTimeout(() => this.fail(bodyStalled(idleMs)), idleMs);
+    req.on('data', this.onData);
+    req.on('end', this.onEnd);
+    req.on('error', this.onError);
+  }
+
+  private add(chunk: Buffer): void {
+    this.received += chunk.length;
+    if (this.received > this.limit) return this.fail(tooLarge(this.limit));
+    try {
+      this.budget.take(chunk.length);
+    } catch (err) {
+      return this.fail(err as Error);
+    }
+    this.taken += chunk.length;
+    this.chunks.push(chunk);
+    this.idle.refresh();
+  }
+
+  private succeed(): void {
+    this.stopListening();
+    const { chunks, received } = this;
+    this.resolve({ bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received), release: this.give });
+  }
+
+  private fail(error: Error): void {
+    this.stopListening();
+    this.req.pause();
+    this.give();
+    this.reject(error);
+  }
+
+  private stopListening(): void {
+    clearTimeout(this.idle);
+    this.req.off('data', this.onData);
+    this.req.off('end', this.onEnd);
+    this.req.off('error', this.onError);
+  }
+}
+
 /**
  * Buffers a request body of at most `limit` bytes (chat bodies, which must be validated before
  * they are forwarded). Rejects with 413 as soon as the declared or received size passes it, with
@@ -44,46 +109,8 @@ export function readBody(req: IncomingMessage, { limit, idleMs, budget }: ReadLi
   const declared = declaredLength(req);
   if (declared !== undefined && declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let taken = 0;
-    const give = (): void => {
-      budget.give(taken);
-      taken = 0;
-    };
-    const fail = (error: Error): void => {
-      cleanup();
-      req.pause();
-      give();
-      reject(error);
-    };
-    const idle = setTimeout(() => fail(bodyStalled(idleMs)), idleMs);
-    const onData = (chunk: Buffer): void => {
-      received += chunk.length;
-      if (received > limit) return fail(tooLarge(limit));
-      try {
-        budget.take(chunk.length);
-      } catch (err) {
-        return fail(err as Error);
-      }
-      taken += chunk.length;
-      chunks.push(chunk);
-      idle.refresh();
-    };
-    const onEnd = (): void => {
-      cleanup();
-      resolve({ bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received), release: give });
-    };
-    const onError = (err: Error): void => fail(err);
-    const cleanup = (): void => {
-      clearTimeout(idle);
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
+    // Lives on in req's listeners and its idle timer until it settles the promise.
+    new BodyReader(req, limit, idleMs, budget, resolve, reject);
   });
 }
 

@@ -19,6 +19,88 @@ export interface RelayOutcome<R> {
   readonly tapResult: R | undefined;
 }
 
+/** Upstream headers minus hop-by-hop ones, ours over theirs, and no Content-Length a rewriting tap would falsify. */
+function writeResponseHead(upstream: IncomingMessage, res: ServerResponse, ownHeaders: OutgoingHttpHeaders, rewrites: boolean): void {
+  const headers = endToEndHeaders(upstream.headers);
+  for (const name in ownHeaders) headers[name] = ownHeaders[name];
+  if (rewrites) delete headers['content-length'];
+  res.writeHead(upstream.statusCode ?? 502, headers);
+}
+
+/** One upstream body on its way to the client: the idle clock, backpressure, and its single ending. */
+class BodyRelay<R extends { tail: Buffer | null }> {
+  private finished = false;
+  // While the client holds the relay back (backpressure), silence is not the upstream's fault.
+  private waitingForClient = false;
+  private readonly idle: NodeJS.Timeout;
+  /** The 'drain' listener: made once per relay, added only while the client pushes back. */
+  private readonly resume = (): void => {
+    this.waitingForClient = false;
+    this.idle.refresh();
+    this.upstream.resume();
+  };
+
+  constructor(
+    private readonly upstream: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly tap: BodyTap<R> | undefined,
+    private readonly onDone: (outcome: RelayOutcome<R>) => void,
+    idleTimeoutMs: number,
+  ) {
+    this.idle = setTimeout(() => this.cutIfSilent(), idleTimeoutMs);
+  }
+
+  write(chunk: Buffer): void {
+    this.idle.refresh();
+    const out = this.tap ? this.tap.write(chunk) : chunk;
+    if (out.length > 0 && !this.res.write(out)) {
+      // Paused, no more 'data' until the drain: one listener at a time, only when needed.
+      this.upstream.pause();
+      this.waitingForClient = true;
+      this.res.once('drain', this.resume);
+    }
+  }
+
+  end(): void {
+    const tail = this.finish(true)?.tail;
+    if (tail) this.res.end(tail);
+    else this.res.end();
+  }
+
+  /** The upstream broke off mid-body: the client must see a truncated response, not a clean end. */
+  breakOff(): void {
+    this.res.destroy();
+    this.finish(false);
+  }
+
+  clientClosed(): void {
+    if (!this.res.writableFinished) {
+      this.upstream.destroy();
+      this.finish(false);
+    }
+  }
+
+  private cutIfSilent(): void {
+    if (this.waitingForClient) {
+      this.idle.refresh();
+      return;
+    }
+    this.upstream.destroy();
+    this.res.destroy();
+    this.finish(false, true);
+  }
+
+  /** Reports the outcome once, whichever ending came first; returns what the tap saw. */
+  private finish(completed: boolean, stalled = false): R | undefined {
+    if (this.finished) return undefined;
+    this.finished = true;
+    clearTimeout(this.idle);
+    const tapResult = this.tap?.end();
+    this.onDone({ completed, stalled, tapResult });
+    return tapResult;
+  }
+}
+
 /**
  * Relays an upstream response to the client chunk by chunk, honouring backpressure.
  * `ownHeaders` (request id, rate-limit headers) win over upstream headers of the same name.
@@ -34,64 +116,13 @@ export function relayResponse<R extends { tail: Buffer | null }>(
   idleTimeoutMs: number,
   onDone: (outcome: RelayOutcome<R>) => void,
 ): void {
-  const headers = endToEndHeaders(upstream.headers);
-  for (const name in ownHeaders) headers[name] = ownHeaders[name];
-  if (tap?.rewrites) delete headers['content-length'];
-  res.writeHead(upstream.statusCode ?? 502, headers);
-
-  let finished = false;
-  const finish = (completed: boolean, stalled = false): R | undefined => {
-    if (finished) return undefined;
-    finished = true;
-    clearTimeout(idle);
-    const tapResult = tap?.end();
-    onDone({ completed, stalled, tapResult });
-    return tapResult;
-  };
-  // While the client holds the relay back (backpressure), silence is not the upstream's fault.
-  let waitingForClient = false;
-  const idle = setTimeout(() => {
-    if (waitingForClient) {
-      idle.refresh();
-      return;
-    }
-    upstream.destroy();
-    res.destroy();
-    finish(false, true);
-  }, idleTimeoutMs);
-
-  const resume = (): void => {
-    waitingForClient = false;
-    idle.refresh();
-    upstream.resume();
-  };
-  upstream.on('data', (chunk: Buffer) => {
-    idle.refresh();
-    const out = tap ? tap.write(chunk) : chunk;
-    if (out.length > 0 && !res.write(out)) {
-      // Paused, no more 'data' until the drain: one listener at a time, only when needed.
-      upstream.pause();
-      waitingForClient = true;
-      res.once('drain', resume);
-    }
-  });
-  upstream.on('end', () => {
-    const tail = finish(true)?.tail;
-    if (tail) res.end(tail);
-    else res.end();
-  });
-  // Upstream broke off mid-body: the client must see a truncated response, not a clean end.
+  writeResponseHead(upstream, res, ownHeaders, tap?.rewrites === true);
+  const relay = new BodyRelay(upstream, res, tap, onDone, idleTimeoutMs);
+  upstream.on('data', (chunk: Buffer) => relay.write(chunk));
+  upstream.on('end', () => relay.end());
   // (Node emits 'aborted' and then this 'error' for a response cut short; 'error' covers both.)
-  upstream.on('error', () => {
-    res.destroy();
-    finish(false);
-  });
+  upstream.on('error', () => relay.breakOff());
   // Prepended: whatever the tap has read (the usage chunk of a stream the client leaves right
   // after it) must be known before anything else hears the close and settles the exchange.
-  res.prependListener('close', () => {
-    if (!res.writableFinished) {
-      upstream.destroy();
-      finish(false);
-    }
-  });
+  res.prependListener('close', () => relay.clientClosed());
 }

@@ -46,12 +46,22 @@ function classify(err: NodeJS.ErrnoException): UpstreamErrorKind {
   return err.code !== undefined && CONNECT_CODES.has(err.code) ? 'connect' : 'reset';
 }
 
-/** One pooled upstream: a keep-alive agent and an http-proxy-3 server built once from config. */
-export function createUpstream(name: UpstreamName, config: UpstreamConfig): Upstream {
-  const target = new URL(config.url);
-  const agentOptions = { keepAlive: true, maxSockets: config.maxSockets, maxFreeSockets: Math.min(config.maxSockets, 64), scheduling: 'lifo' as const };
-  const agent = target.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
-  const proxy = new ProxyServer({
+/** What forward() needs of its upstream, built once by createUpstream. */
+interface Pool {
+  readonly name: UpstreamName;
+  readonly config: UpstreamConfig;
+  readonly proxy: ProxyServer;
+  /** The exchange of each request in flight: the proxy's events name only the request. */
+  readonly pending: WeakMap<IncomingMessage, Pending>;
+}
+
+function keepAliveAgent(target: URL, maxSockets: number): http.Agent {
+  const agentOptions = { keepAlive: true, maxSockets, maxFreeSockets: Math.min(maxSockets, 64), scheduling: 'lifo' as const };
+  return target.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+}
+
+function proxyServer(target: URL, agent: http.Agent, config: UpstreamConfig): ProxyServer {
+  return new ProxyServer({
     target,
     agent,
     // Without this the library would pipe the response itself; we relay it to meter usage.
@@ -67,70 +77,88 @@ export function createUpstream(name: UpstreamName, config: UpstreamConfig): Upst
     // faster than it adds a new one, so the key is declared here.
     buffer: undefined,
   });
-  const pending = new WeakMap<IncomingMessage, Pending>();
+}
 
+/** Marks the exchange settled and stops its timer; false when it already was (only the first outcome counts). */
+function settle(entry: Pending): boolean {
+  if (entry.settled) return false;
+  entry.settled = true;
+  clearTimeout(entry.timer);
+  return true;
+}
+
+function fail(entry: Pending, kind: UpstreamErrorKind, error: GatewayError): void {
+  if (settle(entry)) entry.handlers.onFailure(kind, error);
+}
+
+/** Hands each exchange its upstream request (for abort and timeout) and its response headers. */
+function followExchanges(proxy: ProxyServer, pending: WeakMap<IncomingMessage, Pending>): void {
   proxy.on('proxyReq', (upstreamRequest: ClientRequest, req: IncomingMessage) => {
     const entry = pending.get(req);
     if (entry) entry.upstreamRequest = upstreamRequest;
   });
   proxy.on('proxyRes', (upstreamResponse: IncomingMessage, req: IncomingMessage) => {
     const entry = pending.get(req);
-    if (!entry || entry.settled) {
+    if (!entry || !settle(entry)) {
       upstreamResponse.resume();
       return;
     }
-    entry.settled = true;
-    clearTimeout(entry.timer);
     entry.handlers.onResponse(upstreamResponse);
   });
+}
 
-  const fail = (entry: Pending, kind: UpstreamErrorKind, error: GatewayError): void => {
-    if (entry.settled) return;
-    entry.settled = true;
-    clearTimeout(entry.timer);
-    entry.handlers.onFailure(kind, error);
+/** Upstream.forward of one pool: the exchange settles once, by response, failure, client close or abort. */
+function forward(
+  { name, config, proxy, pending }: Pool,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Stream | undefined,
+  handlers: ForwardHandlers,
+): ForwardHandle {
+  // Our own timer: http-proxy-3's proxyTimeout surfaces as a reset, and a timeout must answer 504.
+  const entry: Pending = {
+    handlers,
+    settled: false,
+    timer: setTimeout(() => {
+      fail(entry, 'timeout', new GatewayError(504, 'upstream_timeout', `The ${name} upstream did not answer within ${config.timeoutMs} ms.`));
+      entry.upstreamRequest?.destroy();
+    }, config.timeoutMs),
   };
+  pending.set(req, entry);
+  // A client that goes away first: http-proxy-3 destroys the upstream request; stop our timer.
+  res.once('close', () => {
+    settle(entry);
+  });
+  proxy.web(req, res, body ? { buffer: body } : {}, (err: Error) => {
+    const kind = classify(err as NodeJS.ErrnoException);
+    const message =
+      kind === 'connect'
+        ? `The ${name} upstream refused the connection or could not be reached.`
+        : `The ${name} upstream closed the connection before answering.`;
+    fail(entry, kind, new GatewayError(502, 'upstream_unavailable', message));
+  });
+  return {
+    abort() {
+      settle(entry);
+      entry.upstreamRequest?.destroy();
+    },
+  };
+}
 
+/** One pooled upstream: a keep-alive agent and an http-proxy-3 server built once from config. */
+export function createUpstream(name: UpstreamName, config: UpstreamConfig): Upstream {
+  const target = new URL(config.url);
+  const agent = keepAliveAgent(target, config.maxSockets);
+  const pool: Pool = { name, config, proxy: proxyServer(target, agent, config), pending: new WeakMap() };
+  followExchanges(pool.proxy, pool.pending);
   return {
     name,
     idleTimeoutMs: config.idleTimeoutMs,
     identityHeaders: config.identityHeaders,
-    forward(req, res, body, handlers) {
-      // Our own timer: http-proxy-3's proxyTimeout surfaces as a reset, and a timeout must answer 504.
-      const entry: Pending = {
-        handlers,
-        settled: false,
-        timer: setTimeout(() => {
-          fail(entry, 'timeout', new GatewayError(504, 'upstream_timeout', `The ${name} upstream did not answer within ${config.timeoutMs} ms.`));
-          entry.upstreamRequest?.destroy();
-        }, config.timeoutMs),
-      };
-      pending.set(req, entry);
-      // A client that goes away first: http-proxy-3 destroys the upstream request; stop our timer.
-      res.once('close', () => {
-        if (entry.settled) return;
-        entry.settled = true;
-        clearTimeout(entry.timer);
-      });
-      proxy.web(req, res, body ? { buffer: body } : {}, (err: Error) => {
-        const kind = classify(err as NodeJS.ErrnoException);
-        const message =
-          kind === 'connect'
-            ? `The ${name} upstream refused the connection or could not be reached.`
-            : `The ${name} upstream closed the connection before answering.`;
-        fail(entry, kind, new GatewayError(502, 'upstream_unavailable', message));
-      });
-      return {
-        abort() {
-          entry.settled = true;
-          clearTimeout(entry.timer);
-          entry.upstreamRequest?.destroy();
-        },
-      };
-    },
+    forward: (req, res, body, handlers) => forward(pool, req, res, body, handlers),
     close() {
       agent.destroy();
-      proxy.close();
+      pool.proxy.close();
     },
   };
 }
