@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import { readJobModelId, readModelNameFields, readOwnerFields, type OwnerFields } from '../../../src/ownership/owner-fields.js';
-import { PyFloat, PyInt, type PyValue } from '../../../src/validation/python-value.js';
+import { PyFloat, PyInt, type PyValue } from '../../../src/validation/python-json/value.js';
 
 // The gateway's reading of a guarded body's owner fields against the upstream's own: Python's
 // json.loads on the raw bytes (SPEC 13.1). Bodies are generated with what makes Python read
