@@ -5,7 +5,7 @@ import { AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeKeys, startKey
 import { ConfigError, loadConfig, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
-import { asGatewayError, GatewayError, writeError } from './errors.js';
+import { asGatewayError, errors, writeError } from './errors.js';
 import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
 import { NO_SLICE, PartList, type Part } from './lifecycle.js';
 import { LiveConfiguration, type Live, type Services } from './live.js';
@@ -232,7 +232,7 @@ function reloader(configPath: string | undefined, live: LiveConfiguration, parts
       deps.metrics.recordConfigReload('error');
       const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
       deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId);
-      throw new GatewayError(400, 'invalid_config', message);
+      throw errors.invalidConfig(message);
     }
   };
 }

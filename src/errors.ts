@@ -1,9 +1,11 @@
+import { ERROR_CATALOGUE, type ErrorEntry, type ErrorName } from './error-catalogue.js';
+
 /** The OpenAI error body every gateway-made error (all but 422) is rendered as. */
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
 }
 
-const typeForStatus = (status: number): string => {
+export const typeForStatus = (status: number): string => {
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';
@@ -42,6 +44,24 @@ export class GatewayError extends Error {
   }
 }
 
+type ArgsOf<E> = E extends ErrorEntry<infer A> ? A : never;
+
+/** One function per catalogue entry: `errors.keyNotFound(id)` is the GatewayError to throw. */
+export type ErrorFactories = { readonly [N in ErrorName]: (...args: ArgsOf<(typeof ERROR_CATALOGUE)[N]>) => GatewayError };
+
+function raise(entry: ErrorEntry<unknown[]>, args: unknown[]): GatewayError {
+  const headers = entry.headersFrom === undefined ? (entry.headers ?? {}) : { ...entry.headers, ...entry.headersFrom(...args) };
+  const param = entry.paramFrom === undefined ? (entry.param ?? null) : entry.paramFrom(...args);
+  return new GatewayError(entry.status, entry.code, entry.message(...args), headers, param, entry.type);
+}
+
+/** The gateway's errors, by name (src/error-catalogue.ts): throw `errors.keyNotFound(id)`. */
+export const errors = Object.fromEntries(
+  Object.entries(ERROR_CATALOGUE).map(([name, entry]) => [name, (...args: unknown[]) => raise(entry as ErrorEntry<unknown[]>, args)]),
+) as unknown as ErrorFactories;
+
+const VALIDATION_FAILED = ERROR_CATALOGUE.validationFailed;
+
 /**
  * A chat body that failed validation: 422 with the FastAPI/pydantic body the training service
  * itself would answer (`{"detail":[...]}`, rendered by the validator), not the OpenAI shape.
@@ -51,7 +71,7 @@ export class ValidationError extends GatewayError {
   override name = 'ValidationError';
 
   constructor(private readonly detailBody: string) {
-    super(422, 'validation_failed', 'The request body failed validation (FastAPI-shaped 422).');
+    super(VALIDATION_FAILED.status, VALIDATION_FAILED.code, VALIDATION_FAILED.message());
   }
 
   override renderBody(): string {
@@ -62,7 +82,7 @@ export class ValidationError extends GatewayError {
 /** Converts anything thrown into the GatewayError to answer with (unknown errors become a 500). */
 export function asGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  return new GatewayError(500, 'internal_error', 'The gateway failed to handle this request; it has been logged.');
+  return errors.internalError();
 }
 
 interface WritableResponse {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import type { AuthFailureLimit, Authenticator, KeyAdmin } from '../auth/index.js';
 import type { Config } from '../config/index.js';
-import { asGatewayError, GatewayError, writeError } from '../errors.js';
+import { asGatewayError, errors, GatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
 import type { Ledger } from '../metering/index.js';
 import { requestIdFor, type Logger, type Metrics } from '../observability/index.js';
@@ -12,7 +12,6 @@ import { malformedPathEncoding } from '../proxy/index.js';
 import { audited, type AuditTrail } from './audit.js';
 import { requireAdmin } from './auth.js';
 import type { Reload } from './reload.js';
-import { invalidRequest } from './request.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
 
 export type { ReloadResult } from './reload.js';
@@ -56,11 +55,12 @@ function expressClientError(err: unknown): GatewayError | undefined {
   const { status, type, code } = (err ?? {}) as { status?: unknown; type?: unknown; code?: unknown };
   if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
   if (err instanceof URIError) return malformedPathEncoding();
-  if (type === 'entity.parse.failed') return invalidRequest('body', 'The body is not valid JSON.');
-  if (type === 'entity.too.large') return new GatewayError(413, 'request_too_large', 'The body exceeds the limit of 64 KB for admin requests.');
-  if (type === 'charset.unsupported' || type === 'encoding.unsupported') return invalidRequest('body', 'The body must be UTF-8 JSON.');
-  if (typeof code === 'string' && code.startsWith('Z_')) return invalidRequest('body', 'The body could not be decoded (content-encoding).');
-  return new GatewayError(status, 'invalid_request', 'The body could not be read as sent (length or encoding).', {}, 'body');
+  if (type === 'entity.parse.failed') return errors.adminBodyNotJson();
+  if (type === 'entity.too.large') return errors.adminBodyTooLarge();
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') return errors.adminBodyNotUtf8();
+  if (typeof code === 'string' && code.startsWith('Z_')) return errors.adminBodyUndecodable();
+  // What body-parser has left are 400s (an aborted upload, a length that did not match); its 403 needs a `verify` we do not pass.
+  return errors.adminBodyUnreadable();
 }
 
 /** The 405 for a known path: `Allow` lists its methods. Answered before any key is asked for, like the /v1 routes'. */
@@ -68,7 +68,7 @@ function methodCheck(path: string, methods: readonly string[]): RequestHandler {
   const allow = methods.join(', ');
   return (req, _res, next) => {
     if (methods.includes(req.method)) return next();
-    next(new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${allow}.`, { allow }));
+    next(errors.methodNotAllowed(req.method, path, allow));
   };
 }
 

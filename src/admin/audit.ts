@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from '../observability/index.js';
 import { BatchWriter, DatabaseUnavailableError, type AuditEntry, type StoreHandle } from '../store/index.js';
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 import { dayRange, onlyParams, singleParam } from './request.js';
 
 /** What an admin write or a reload did, as the audit log records it (SPEC 12.3). */
@@ -80,5 +80,5 @@ export function listAuditHandler({ handle, trail }: { readonly handle: StoreHand
 }
 
 export function databaseUnavailable(): GatewayError {
-  return new GatewayError(503, 'database_unavailable', 'The database cannot be reached right now; retry shortly.', { 'retry-after': '1' });
+  return errors.databaseUnavailable();
 }

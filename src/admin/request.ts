@@ -2,16 +2,16 @@ import type { Request } from 'express';
 import type { z } from 'zod';
 import { DAY_MS, dayStart } from '../calendar.js';
 import { firstIssueInWords } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 
 /** The admin API's 400 for a body: `invalid_request`, `param` naming the field. */
 export function invalidRequest(param: string, message: string): GatewayError {
-  return new GatewayError(400, 'invalid_request', message, {}, param);
+  return errors.invalidRequest(param, message);
 }
 
 /** The admin API's 400 for a query string: `invalid_query`, `param` naming the parameter. */
 export function invalidQuery(param: string, message: string): GatewayError {
-  return new GatewayError(400, 'invalid_query', message, {}, param);
+  return errors.invalidQuery(param, message);
 }
 
 /** Validates a JSON body (already parsed by express.json) or throws 400 naming the first bad field. */

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { namePart } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import { DatabaseUnavailableError, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
 import { databaseUnavailable } from './audit.js';
@@ -30,7 +30,7 @@ const view = (record: ResourceRecord): Record<string, string> => ({
 
 function kindOf(req: Request): ResourceKind {
   const kind = String(req.params.kind);
-  if (!(KINDS as readonly string[]).includes(kind)) throw new GatewayError(404, 'not_found', `No resource kind "${kind}"; use model or training_job.`, {}, 'kind');
+  if (!(KINDS as readonly string[]).includes(kind)) throw errors.resourceKindNotFound(kind);
   return kind as ResourceKind;
 }
 
@@ -71,7 +71,7 @@ export const listResourcesHandler = ({ handle }: Pick<ResourceHandlerDeps, 'hand
 export const assignResourceHandler = ({ handle, registry }: ResourceHandlerDeps): RequestHandler => async (req, res) => {
   const { kind, id } = resourceOf(req, res);
   const { team, project, artifact } = parseBody(assignSchema, req);
-  if (artifact !== undefined && kind !== 'model') throw new GatewayError(400, 'invalid_request', 'Only a model has an artifact name.', {}, 'artifact');
+  if (artifact !== undefined && kind !== 'model') throw errors.artifactOnlyForModel();
   // No artifact given: a record that has one keeps it.
   const record = await databaseCall(() =>
     handle.require().assignResource({ kind, id, team, project, artifact: artifact ?? null, createdAt: new Date().toISOString() }),
@@ -84,7 +84,7 @@ export const assignResourceHandler = ({ handle, registry }: ResourceHandlerDeps)
 export const releaseResourceHandler = ({ handle, registry }: ResourceHandlerDeps): RequestHandler => async (req, res) => {
   const { kind, id } = resourceOf(req, res);
   const released = await databaseCall(() => handle.require().releaseResource(kind, id));
-  if (!released) throw new GatewayError(404, 'resource_not_found', `No ${kind === 'model' ? 'model' : 'training job'} "${id}" is recorded.`, {}, 'id');
+  if (!released) throw errors.resourceNotRecorded(kind === 'model' ? 'model' : 'training job', id);
   registry.apply(undefined, kind, id);
   res.status(204).end();
 };

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, errors as joseErrors, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type CryptoKey } from 'jose';
 import { ConfigError, type JwtConfig } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { errors } from '../errors.js';
 import { defaultProjectOf } from '../projects/default.js';
 import { isValidName, NAME_RULE } from '../projects/name.js';
 import type { Principal } from './principal.js';
@@ -71,7 +71,7 @@ export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier>
         payload = (await verifySignature(token)).payload;
       } catch (err) {
         if (isKeySourceOutage(err)) {
-          throw new GatewayError(503, 'auth_unavailable', 'The identity provider (JWKS) could not be reached to verify the token; retry shortly.');
+          throw errors.authUnavailable();
         }
         if (err instanceof joseErrors.JWTExpired) throw new AuthFailure('expired', 'The token has expired.');
         if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'exp' && err.reason === 'missing') {

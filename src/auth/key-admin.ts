@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { StaticKeyConfig } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 import type { LimitSet } from '../limit-kinds.js';
 import { defaultProjectOf, defaultProjectRefusal, mayUseProject } from '../projects/default.js';
 import { DatabaseUnavailableError, type ApiKeyRecord, type KeyPatch, type StoreHandle } from '../store/index.js';
@@ -63,16 +63,16 @@ const viewOfConfig = (key: StaticKeyConfig): KeyView => ({
   source: 'config',
 });
 
-const notFound = (id: string): GatewayError => new GatewayError(404, 'key_not_found', `No key with id "${id}".`, {}, 'id');
+const notFound = (id: string): GatewayError => errors.keyNotFound(id);
 
 /** SPEC 6.2: a key's defaultProject is one of its projects; anything else is the admin API's 400. */
 const defaultProjectRefused = (projects: readonly string[], named: string, remedy: string): GatewayError =>
-  new GatewayError(400, 'invalid_request', `defaultProject: ${defaultProjectRefusal(projects, named, remedy)}`, {}, 'defaultProject');
+  errors.defaultProjectRefused(defaultProjectRefusal(projects, named, remedy));
 
 /** Database errors an admin call answers with: 503 when the database is away, the rest passed on. */
 function asAdminError(err: unknown): unknown {
   if (err instanceof DatabaseUnavailableError) {
-    return new GatewayError(503, 'database_unavailable', 'The database cannot be reached, so the change was not made; retry shortly.', { 'retry-after': '1' });
+    return errors.databaseUnavailableForChange();
   }
   return err;
 }
@@ -167,7 +167,7 @@ export class KeyAdmin {
 
   private refuseConfigKey(id: string): void {
     if (this.configKeys().some((key) => key.id === id)) {
-      throw new GatewayError(409, 'read_only_key', `Key "${id}" comes from the configuration file (auth.keys); change it there and reload.`, {}, 'id');
+      throw errors.readOnlyKey(id);
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { errors } from '../errors.js';
 import { rateLimitHeaders } from './headers.js';
 import { limitKind, type LimitName } from '../limit-kinds.js';
 import { MemoryStore } from './memory-store.js';
@@ -180,9 +180,7 @@ class StoreLimiter implements Limiter {
       if (!(err instanceof StoreUnavailableError)) throw err;
       this.events.onStoreError(store.name);
       if (!this.failOpen || !fallback) {
-        throw new GatewayError(503, 'store_unavailable', 'The rate-limit store (Redis) is unavailable, so the request cannot be admitted; retry shortly.', {
-          'retry-after': '1',
-        });
+        throw errors.storeUnavailable();
       }
       return { store: fallback, result: fallback.acquire(checks) };
     }

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 import { formatGoDuration } from '../duration.js';
 import { rateLimitHeaders, wholeSeconds } from './headers.js';
 import { formatNanos } from '../money.js';
@@ -13,6 +13,15 @@ function amountFormatter(kind: LimitKind, currency: string): (amount: number) =>
   if (kind.unit !== 'cost') return String;
   return (nanos) => `${formatNanos(nanos)} ${currency}`;
 }
+
+/**
+ * The catalogue's 429 for each code a limit kind may carry. The kinds table (kinds.ts) words the
+ * message and picks the code, so 429s stay table-driven; the catalogue holds status and type.
+ */
+const REFUSALS: Readonly<Record<LimitKind['code'], typeof errors.rateLimitExceeded>> = {
+  rate_limit_exceeded: errors.rateLimitExceeded,
+  insufficient_quota: errors.insufficientQuota,
+};
 
 /** A refused admission: the check to report and the 429 to answer with. */
 export interface Rejection {
@@ -51,5 +60,5 @@ export function rejectionFor(checks: readonly Check[], outcome: Outcome, currenc
     tooLarge: check.cost > check.max,
     retry: `retry in ${formatGoDuration(retryAfter * 1000)}.`,
   });
-  return { check, error: new GatewayError(429, kind.code, message, headers) };
+  return { check, error: REFUSALS[kind.code](message, headers) };
 }

@@ -1,5 +1,5 @@
 import type { ProjectRef } from '../auth/index.js';
-import { GatewayError } from '../errors.js';
+import { errors, GatewayError } from '../errors.js';
 import type { Metrics } from '../observability/index.js';
 import type { ResourceKind } from '../store/index.js';
 import { artifactOfCreation, artifactOfModelName } from './artifact.js';
@@ -11,7 +11,7 @@ const NOUN: Readonly<Record<ResourceKind, string>> = { model: 'model', training_
 
 /** The one answer for another team's resource and for none at all: nothing tells them apart. */
 function notFound(kind: ResourceKind, id: string, param: string): GatewayError {
-  return new GatewayError(404, 'resource_not_found', `No ${NOUN[kind]} "${id}" was found for this team.`, {}, param);
+  return errors.resourceNotFound(NOUN[kind], id, param);
 }
 
 const parseJson = (raw: Buffer): unknown => {
@@ -50,7 +50,7 @@ export class OwnershipGuard {
     const owner = this.registry.ownerOfArtifact(artifact);
     if (!owner || mayUse(this.policy, owner, caller)) return;
     this.metrics.recordOwnershipDenial('model');
-    throw new GatewayError(404, 'model_not_found', `The model "${model}" does not exist or you do not have access to it.`, {}, 'model');
+    throw errors.modelNotFound(model);
   }
 
   /**
@@ -89,6 +89,6 @@ export class OwnershipGuard {
 
   private nameInUse(artifact: string): GatewayError {
     this.metrics.recordOwnershipDenial('model');
-    return new GatewayError(409, 'name_in_use', `The model name "${artifact}" belongs to another team; choose another name.`, {}, 'name');
+    return errors.nameInUse(artifact);
   }
 }

@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../errors.js';
+import { errors, GatewayError } from '../errors.js';
 import { JobModelIdReader } from './owner-fields.js';
 
 /** Where held bytes are counted with every other body the gateway holds (`server.maxBufferedBytes`); take() throws when full. */
@@ -12,14 +12,7 @@ const UNCOUNTED: HoldBudget = { take: () => undefined, give: () => undefined };
 
 /** The refusal of a body whose top-level `model_id` did not come within what may be held back. */
 export function noModelIdWithin(holdLimit: number): GatewayError {
-  return new GatewayError(
-    400,
-    'invalid_request',
-    `The body has no top-level "model_id" within its first ${holdLimit} bytes (server.bodyLimit).`,
-    // The rest of the upload is not read: the connection cannot carry another request.
-    { connection: 'close' },
-    'model_id',
-  );
+  return errors.modelIdNotWithinHoldLimit(holdLimit);
 }
 
 /**
@@ -132,7 +125,7 @@ export class ModelIdWatch extends Transform {
 
   /** Destroyed from outside (the upload broke off, grew too large, stalled): nobody waits for a model_id any more. */
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.rejectId(error ?? new GatewayError(400, 'invalid_request', 'The body ended before it could be read.', {}, 'model_id'));
+    this.rejectId(error ?? errors.modelIdBodyEnded());
     this.dropHeld();
     this.tail = undefined;
     callback(error);

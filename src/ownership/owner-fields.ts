@@ -1,6 +1,5 @@
 import { GatewayError } from '../errors.js';
-import { pythonTopLevelMembers, type PythonReadLimits } from '../validation/python-json-decoder.js';
-import type { PyValue } from '../validation/python-value.js';
+import { pythonTopLevelMembers, type PyValue, type PythonReadLimits } from '../validation/index.js';
 import { StreamRefused, TopLevelStream, type StreamRefusal } from './top-level-stream.js';
 
 /*

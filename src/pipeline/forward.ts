@@ -1,5 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import { GatewayError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { Metrics } from '../observability/index.js';
 import { addIdentityHeaders, endToEndHeaders, forwardableHeaders, relayResponse, type Upstream, type UpstreamName } from '../proxy/index.js';
 import type { RouteChain } from './chain.js';
@@ -119,12 +119,12 @@ function answerAfterReading(
     size += chunk.length;
     if (size > MAX_CREATION_ANSWER_BYTES) {
       upstreamResponse.destroy();
-      deps.fail(exchange, new GatewayError(502, 'upstream_invalid', 'The upstream answered a creation with more than 1 MB; nothing was recorded.'));
+      deps.fail(exchange, errors.upstreamCreationTooLarge());
       return;
     }
     chunks.push(chunk);
   });
-  upstreamResponse.on('error', () => deps.fail(exchange, new GatewayError(502, 'upstream_unavailable', 'The upstream broke off its answer.')));
+  upstreamResponse.on('error', () => deps.fail(exchange, errors.upstreamBrokeOff()));
   upstreamResponse.on('end', () => {
     if (size > MAX_CREATION_ANSWER_BYTES) return;
     const bytes = Buffer.concat(chunks, size);

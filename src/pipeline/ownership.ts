@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { GatewayError } from '../errors.js';
+import { errors, GatewayError } from '../errors.js';
 import { ModelIdWatch, type OwnershipGuard } from '../ownership/index.js';
 import { BodyLimitCounter, pathParam, type RouteSpec } from '../proxy/index.js';
 import type { PreparedBody, BodySettings } from './body.js';
@@ -44,7 +44,7 @@ export async function checkOwnership(
   switch (rule.check) {
     case 'path': {
       const id = pathParam(route.template, pathOf(req.url), rule.param);
-      if (id === undefined) throw new GatewayError(400, 'invalid_path', `The ${rule.param} in the path is not valid percent-encoding.`, {}, rule.param);
+      if (id === undefined) throw errors.pathParamEncodingInvalid(rule.param);
       await guard.checkResource(rule.kind, id, owner, rule.param);
       if (!rule.release) return { body };
       // Released before the client hears the answer: its next request already finds it gone.
@@ -75,7 +75,7 @@ function creationAnswer(guard: OwnershipGuard, kind: 'model' | 'training_job', c
 function assertUncompressed(req: IncomingMessage): void {
   const encoding = req.headers['content-encoding'];
   if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return;
-  throw new GatewayError(400, 'invalid_request', `A guarded body must be sent uncompressed (Content-Encoding: ${encoding}).`, { connection: 'close' });
+  throw errors.guardedBodyEncoded(encoding);
 }
 
 /**
@@ -88,14 +88,14 @@ function assertUncompressed(req: IncomingMessage): void {
  */
 async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings): Promise<PreparedBody> {
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
-    throw new GatewayError(400, 'invalid_request', 'The body must be a JSON object with a top-level "model_id".', {}, 'model_id');
+    throw errors.jobBodyNotObject();
   }
   const counter = new BodyLimitCounter(settings.streamBodyLimit, settings.idleMs, req);
   // Held bytes count with the chat bodies: past server.maxBufferedBytes the upload is refused (503 overloaded).
   const watch = new ModelIdWatch(settings.bodyLimit, settings.budget);
   counter.once('error', (err) => watch.destroy(err));
   req.once('close', () => {
-    if (!req.complete) watch.destroy(new GatewayError(499, 'client_closed', 'The client went away during its upload.'));
+    if (!req.complete) watch.destroy(errors.clientClosed());
   });
   req.pipe(counter).pipe(watch);
   try {

@@ -1,10 +1,11 @@
-import { GatewayError } from '../errors.js';
+import { ERROR_CATALOGUE } from '../error-catalogue.js';
+import { errors } from '../errors.js';
 import { isValidName } from './name.js';
 
 export { DEFAULT_PROJECT, defaultProjectOf, defaultProjectRefusal, mayUseProject } from './default.js';
 
 /** The error code of a project the principal may not use (also an auth-failure metric reason). */
-export const PROJECT_FORBIDDEN = 'project_forbidden';
+export const PROJECT_FORBIDDEN = ERROR_CATALOGUE.projectForbidden.code;
 
 /** The team/project a request is attributed to (from the project header or the default). */
 export interface ProjectRef {
@@ -32,19 +33,13 @@ export function resolveProject(principal: ProjectRights, headerValue: string | u
   const team = slash === -1 ? '' : headerValue.slice(0, slash);
   const project = slash === -1 ? '' : headerValue.slice(slash + 1);
   if (!isValidName(team) || !isValidName(project)) {
-    throw new GatewayError(
-      400,
-      'invalid_project',
-      `Invalid ${headerName} header: expected "<team>/<project>", each 1-128 characters of A-Z a-z 0-9 . _ -.`,
-      {},
-      headerName,
-    );
+    throw errors.invalidProject(headerName);
   }
   if (team !== principal.team) {
-    throw new GatewayError(403, PROJECT_FORBIDDEN, `This key belongs to team "${principal.team}" and cannot act for team "${team}".`, {}, headerName);
+    throw errors.projectOfOtherTeam(headerName, principal.team, team);
   }
   if (!principal.projects.has('*') && !principal.projects.has(project)) {
-    throw new GatewayError(403, PROJECT_FORBIDDEN, `This key may not use project "${team}/${project}".`, {}, headerName);
+    throw errors.projectForbidden(headerName, team, project);
   }
   return { team, project };
 }

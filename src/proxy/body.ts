@@ -1,16 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import { Stream, Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 import type { BufferBudget } from './buffer-budget.js';
 
 export function tooLarge(limit: number): GatewayError {
   // Closing the connection stops a client from streaming the rest of an oversized body at us.
-  return new GatewayError(413, 'request_too_large', `The request body exceeds the limit of ${limit} bytes.`, { connection: 'close' });
+  return errors.bodyTooLarge(limit);
 }
 
 /** A client that stopped sending its body: 408, and the connection is closed (what is left of it will not come). */
 export function bodyStalled(idleMs: number): GatewayError {
-  return new GatewayError(408, 'request_timeout', `The request body stopped arriving: no byte for ${idleMs} ms.`, { connection: 'close' });
+  return errors.bodyStalled(idleMs);
 }
 
 /** Declared Content-Length, or undefined when the body is chunked / absent. */

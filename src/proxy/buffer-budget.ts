@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 
 /**
  * Bytes of request bodies the gateway holds in memory at once (chat bodies are read whole for
@@ -28,10 +28,5 @@ export class BufferBudget {
 }
 
 function overloaded(): GatewayError {
-  return new GatewayError(
-    503,
-    'overloaded',
-    'The gateway is holding as many request bodies as it may (server.maxBufferedBytes); retry shortly.',
-    { 'retry-after': '1', connection: 'close' },
-  );
+  return errors.overloaded();
 }

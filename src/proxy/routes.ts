@@ -1,5 +1,5 @@
 import type { UpstreamName } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 
 
 /**
@@ -152,10 +152,10 @@ export function resolveRoute(table: RouteTable, method: string, url: string): Ro
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
   assertSafePath(path);
   const match = table.match(path, method);
-  if (!match) throw new GatewayError(404, 'not_found', `No route for ${method} ${path}.`);
+  if (!match) throw errors.routeNotFound(method, path);
   if (!match.methodAllowed) {
     const allowed = match.route.methods.join(', ');
-    throw new GatewayError(405, 'method_not_allowed', `${method} is not allowed on ${match.route.template}; use ${allowed}.`, { allow: allowed });
+    throw errors.methodNotAllowed(method, match.route.template, allowed);
   }
   return match.route;
 }
@@ -189,9 +189,9 @@ function decodes(path: string): boolean {
 
 /** The 400 for a path with bad percent-encoding (`%ZZ`, a lone `%`, bytes that are not UTF-8): /v1 and /admin alike. */
 export function malformedPathEncoding(): GatewayError {
-  return new GatewayError(400, 'invalid_path', 'The request path is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes.');
+  return errors.pathEncodingInvalid();
 }
 
 function unsafePath(what: string): GatewayError {
-  return new GatewayError(400, 'invalid_path', `The request path contains ${what}, which is not allowed.`);
+  return errors.pathUnsafe(what);
 }

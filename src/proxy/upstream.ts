@@ -2,7 +2,7 @@ import http, { type ClientRequest, type IncomingMessage, type ServerResponse } f
 import https from 'node:https';
 import type { Stream } from 'node:stream';
 import { ProxyServer } from 'http-proxy-3';
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 import type { UpstreamConfig, UpstreamName } from '../config/index.js';
 import type { UpstreamErrorKind } from './upstream-error.js';
 
@@ -120,7 +120,7 @@ function forward(
     handlers,
     settled: false,
     timer: setTimeout(() => {
-      fail(entry, 'timeout', new GatewayError(504, 'upstream_timeout', `The ${name} upstream did not answer within ${config.timeoutMs} ms.`));
+      fail(entry, 'timeout', errors.upstreamTimeout(name, config.timeoutMs));
       entry.upstreamRequest?.destroy();
     }, config.timeoutMs),
   };
@@ -131,11 +131,7 @@ function forward(
   });
   proxy.web(req, res, body ? { buffer: body } : {}, (err: Error) => {
     const kind = classify(err as NodeJS.ErrnoException);
-    const message =
-      kind === 'connect'
-        ? `The ${name} upstream refused the connection or could not be reached.`
-        : `The ${name} upstream closed the connection before answering.`;
-    fail(entry, kind, new GatewayError(502, 'upstream_unavailable', message));
+    fail(entry, kind, kind === 'connect' ? errors.upstreamRefused(name) : errors.upstreamClosed(name));
   });
   return {
     abort() {

@@ -1,6 +1,6 @@
 import { parseValidChatBody, validateChatBodyCountingErrors } from './chat-body.js';
 import { chatFactsOf, type ChatFactSettings, type ChatFacts } from './chat-facts.js';
-import { renderValidationBody } from './validation-body.js';
+import { renderValidationBody } from './fastapi-422/validation-body.js';
 
 /** The outcome of checking a chat body: its facts, or the 422 to answer. */
 export type ChatBodyCheck =

@@ -1,12 +1,15 @@
 // Chat body validation with FastAPI-exact 422 bodies (SPEC 5), and the one check the pipeline
 // runs on a chat body (validation, token estimate, forced stream usage), off the event loop
 // when the body is costly.
-export { MAX_DETAIL_ITEMS, MAX_VALIDATION_BODY_BYTES } from './bounds.js';
+export { MAX_DETAIL_ITEMS, MAX_VALIDATION_BODY_BYTES } from './fastapi-422/bounds.js';
 export { validateChatBody, type ChatBody, type ChatValidation } from './chat-body.js';
 export type { ChatBodyCheck } from './chat-body-check.js';
 export { createChatBodyChecker, type ChatBodyChecker, type ChatBodyCheckerOptions } from './chat-body-checker.js';
 export type { ChatFacts } from './chat-facts.js';
-export type { ValidationDetail } from './detail.js';
+// Guarded bodies' owner fields are read as Python reads them (src/ownership, SPEC 13.1).
+export { pythonTopLevelMembers, type PythonReadLimits } from './python-json/decoder.js';
+export type { PyValue } from './python-json/value.js';
+export type { ValidationDetail } from './fastapi-422/detail.js';
 export { estimateChatTokens } from './token-estimate.js';
-export { renderValidationBody } from './validation-body.js';
-export { WorkerPoolError } from './worker-pool.js';
+export { renderValidationBody } from './fastapi-422/validation-body.js';
+export { WorkerPoolError } from './worker/pool.js';

@@ -1,10 +1,10 @@
 // validateChatBody and renderValidationBody as they were before bounds were added (commit
 // 665e24f), kept verbatim: the oracle of the fuzz test's exactness property and the "before"
 // of bench/hostile-bodies/hostile-bodies.ts. Not used by the gateway.
-import { detailItem, renderableInput, type ValidationDetail } from '../../../src/validation/detail.js';
+import { detailItem, renderableInput, type ValidationDetail } from '../../../src/validation/fastapi-422/detail.js';
 import { decodeJsonText, isJsonContentType } from '../../../src/validation/json-text.js';
-import { decodePythonJson } from '../../../src/validation/python-json-decoder.js';
-import { toJsValue, type PyValue } from '../../../src/validation/python-value.js';
+import { decodePythonJson } from '../../../src/validation/python-json/decoder.js';
+import { toJsValue, type PyValue } from '../../../src/validation/python-json/value.js';
 import { renderFastApiJson } from './unbounded-json-encoder.js';
 
 /** A chat body that passed validation; every other property is kept as sent. */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import { JobModelIdReader, readJobModelId, readModelNameFields, readOwnerFields, type OwnerFields } from '../../../src/ownership/owner-fields.js';
 import { StreamRefused, TopLevelStream, type StreamedValue } from '../../../src/ownership/top-level-stream.js';
-import { PyFloat, PyInt, type PyValue } from '../../../src/validation/python-value.js';
+import { PyFloat, PyInt, type PyValue } from '../../../src/validation/python-json/value.js';
 
 // The gateway's reading of a guarded body's owner fields against the upstream's own: Python's
 // json.loads on the raw bytes (SPEC 13.1). Bodies are generated with what makes Python read

@@ -1,5 +1,5 @@
-import { cutJsonString, ELLIPSIS, jsonStringBytesWithin } from './json-string-bytes.js';
-import { PyFloat, PyInt } from './python-value.js';
+import { cutJsonString, ELLIPSIS, jsonStringBytesWithin } from './string-bytes.js';
+import { PyFloat, PyInt } from './value.js';
 
 /**
  * Python's `repr(float)`: the shortest round-trip digits (the same digits JavaScript picks),

@@ -1,4 +1,4 @@
-import { PyFloat, PyInt, type PyDict, type PyValue } from './python-value.js';
+import { PyFloat, PyInt, type PyDict, type PyValue } from './value.js';
 
 /*
  * A port of CPython 3.12's json decoder (Modules/_json.c scanner + json/decoder.py), used only

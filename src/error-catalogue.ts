@@ -1,0 +1,188 @@
+/*
+ * Every error the gateway answers with, in one place (Fastify's errors.js): status, code,
+ * message template, and the headers and `param` each always carries. Code raises them through
+ * `errors.<name>(...)` (src/errors.ts), never with ad-hoc strings; docs/errors.md lists the codes.
+ * A code may serve several entries (one per situation, each with its own words), but always with
+ * one status and one type: a client that switches on the code is never surprised.
+ */
+
+type Headers = Readonly<Record<string, string>>;
+
+/** One error: what it always is, and what its arguments fill in. */
+export interface ErrorEntry<A extends unknown[] = never[]> {
+  readonly status: number;
+  /** The OpenAI `code`. */
+  readonly code: string;
+  /** The OpenAI `type`, only where it is not the one the status implies (errors.ts `typeForStatus`). */
+  readonly type?: string;
+  readonly message: (...args: A) => string;
+  /** Headers it always carries. */
+  readonly headers?: Headers;
+  /** Headers its arguments decide (added after `headers`). */
+  readonly headersFrom?: (...args: A) => Headers;
+  /** The request field it names, when fixed. */
+  readonly param?: string;
+  /** The request field it names, when its arguments decide (null: none). */
+  readonly paramFrom?: (...args: A) => string | null;
+}
+
+/** Ties the other functions' arguments to the message's. */
+const entry = <A extends unknown[]>(e: ErrorEntry<A>): ErrorEntry<A> => e;
+
+/** Said of a body whose rest is left unread: the connection cannot carry another request. */
+const CLOSE: Headers = Object.freeze({ connection: 'close' });
+const RETRY_SOON: Headers = Object.freeze({ 'retry-after': '1' });
+
+export const ERROR_CATALOGUE = {
+  // --- the path and the method (before auth) ---
+  routeNotFound: entry({ status: 404, code: 'not_found', message: (method: string, path: string) => `No route for ${method} ${path}.` }),
+  resourceKindNotFound: entry({ status: 404, code: 'not_found', param: 'kind', message: (kind: string) => `No resource kind "${kind}"; use model or training_job.` }),
+  methodNotAllowed: entry({
+    status: 405,
+    code: 'method_not_allowed',
+    message: (method: string, path: string, allow: string) => `${method} is not allowed on ${path}; use ${allow}.`,
+    headersFrom: (_method, _path, allow) => ({ allow }),
+  }),
+  pathEncodingInvalid: entry({
+    status: 400,
+    code: 'invalid_path',
+    message: () => 'The request path is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes.',
+  }),
+  pathUnsafe: entry({ status: 400, code: 'invalid_path', message: (what: string) => `The request path contains ${what}, which is not allowed.` }),
+  pathParamEncodingInvalid: entry({
+    status: 400,
+    code: 'invalid_path',
+    message: (param: string) => `The ${param} in the path is not valid percent-encoding.`,
+    paramFrom: (param) => param,
+  }),
+
+  // --- auth: AuthFailure (src/auth/failure.ts) picks one by reason; its sites word the message ---
+  invalidApiKey: entry({ status: 401, code: 'invalid_api_key', headers: { 'www-authenticate': 'Bearer' }, message: (message: string) => message }),
+  adminRequired: entry({ status: 403, code: 'admin_required', message: (message: string) => message }),
+  tooManyAuthFailures: entry({ status: 429, code: 'too_many_auth_failures', message: (message: string) => message }),
+  authUnavailable: entry({
+    status: 503,
+    code: 'auth_unavailable',
+    message: () => 'The identity provider (JWKS) could not be reached to verify the token; retry shortly.',
+  }),
+
+  // --- the project header ---
+  invalidProject: entry({
+    status: 400,
+    code: 'invalid_project',
+    message: (headerName: string) => `Invalid ${headerName} header: expected "<team>/<project>", each 1-128 characters of A-Z a-z 0-9 . _ -.`,
+    paramFrom: (headerName) => headerName,
+  }),
+  projectOfOtherTeam: entry({
+    status: 403,
+    code: 'project_forbidden',
+    message: (headerName: string, keyTeam: string, team: string) => `This key belongs to team "${keyTeam}" and cannot act for team "${team}".`,
+    paramFrom: (headerName) => headerName,
+  }),
+  projectForbidden: entry({
+    status: 403,
+    code: 'project_forbidden',
+    message: (headerName: string, team: string, project: string) => `This key may not use project "${team}/${project}".`,
+    paramFrom: (headerName) => headerName,
+  }),
+
+  // --- the body ---
+  bodyTooLarge: entry({ status: 413, code: 'request_too_large', headers: CLOSE, message: (limit: number) => `The request body exceeds the limit of ${limit} bytes.` }),
+  bodyStalled: entry({ status: 408, code: 'request_timeout', headers: CLOSE, message: (idleMs: number) => `The request body stopped arriving: no byte for ${idleMs} ms.` }),
+  clientClosed: entry({ status: 499, code: 'client_closed', message: () => 'The client went away during its upload.' }),
+  overloaded: entry({
+    status: 503,
+    code: 'overloaded',
+    headers: { ...RETRY_SOON, ...CLOSE },
+    message: () => 'The gateway is holding as many request bodies as it may (server.maxBufferedBytes); retry shortly.',
+  }),
+  /** A chat body that failed validation; rendered FastAPI-shaped by ValidationError, this message is never sent. */
+  validationFailed: entry({ status: 422, code: 'validation_failed', message: () => 'The request body failed validation (FastAPI-shaped 422).' }),
+
+  // --- ownership (SPEC 13): guarded bodies and resources ---
+  guardedBodyEncoded: entry({
+    status: 400,
+    code: 'invalid_request',
+    headers: CLOSE,
+    message: (encoding: string) => `A guarded body must be sent uncompressed (Content-Encoding: ${encoding}).`,
+  }),
+  guardedBodyNotUtf8: entry({ status: 400, code: 'invalid_request', message: (param: string | null) => 'The body must be UTF-8 JSON without a byte order mark.', paramFrom: (param) => param }),
+  /** The body is not one JSON object (its words depend on the kind of body: `notAnObject`). */
+  guardedBodyNotObject: entry({ status: 400, code: 'invalid_request', message: (message: string, _param: string | null) => message, paramFrom: (_message, param) => param }),
+  fieldRepeated: entry({ status: 400, code: 'invalid_request', message: (key: string) => `The body has more than one top-level "${key}".`, paramFrom: (key) => key }),
+  fieldNotUnicode: entry({ status: 400, code: 'invalid_request', message: (key: string) => `The body's top-level "${key}" is not well-formed Unicode.`, paramFrom: (key) => key }),
+  fieldNotString: entry({ status: 400, code: 'invalid_request', message: (key: string) => `The body's top-level "${key}" must be a string.`, paramFrom: (key) => key }),
+  jobBodyNotObject: entry({ status: 400, code: 'invalid_request', param: 'model_id', message: () => 'The body must be a JSON object with a top-level "model_id".' }),
+  modelIdMissing: entry({ status: 400, code: 'invalid_request', param: 'model_id', message: () => 'The body has no top-level "model_id".' }),
+  modelIdNotString: entry({ status: 400, code: 'invalid_request', param: 'model_id', message: () => 'The body\'s top-level "model_id" must be a non-empty string.' }),
+  modelIdBodyEnded: entry({ status: 400, code: 'invalid_request', param: 'model_id', message: () => 'The body ended before it could be read.' }),
+  /** The rest of the upload is not read: the connection cannot carry another request. */
+  modelIdNotWithinHoldLimit: entry({
+    status: 400,
+    code: 'invalid_request',
+    param: 'model_id',
+    headers: CLOSE,
+    message: (holdLimit: number) => `The body has no top-level "model_id" within its first ${holdLimit} bytes (server.bodyLimit).`,
+  }),
+  /** Another team's resource and none at all answer alike: nothing tells them apart. */
+  resourceNotFound: entry({
+    status: 404,
+    code: 'resource_not_found',
+    message: (noun: string, id: string, _param: string) => `No ${noun} "${id}" was found for this team.`,
+    paramFrom: (_noun, _id, param) => param,
+  }),
+  modelNotFound: entry({ status: 404, code: 'model_not_found', param: 'model', message: (model: string) => `The model "${model}" does not exist or you do not have access to it.` }),
+  nameInUse: entry({ status: 409, code: 'name_in_use', param: 'name', message: (artifact: string) => `The model name "${artifact}" belongs to another team; choose another name.` }),
+
+  // --- limits ---
+  /** A limit refused the request: the limit-kinds table (src/limits/kinds.ts) words the 429 and picks its code. */
+  rateLimitExceeded: entry({ status: 429, code: 'rate_limit_exceeded', message: (message: string, _headers: Headers) => message, headersFrom: (_message, headers) => headers }),
+  insufficientQuota: entry({ status: 429, code: 'insufficient_quota', message: (message: string, _headers: Headers) => message, headersFrom: (_message, headers) => headers }),
+  storeUnavailable: entry({
+    status: 503,
+    code: 'store_unavailable',
+    headers: RETRY_SOON,
+    message: () => 'The rate-limit store (Redis) is unavailable, so the request cannot be admitted; retry shortly.',
+  }),
+
+  // --- the upstream ---
+  upstreamRefused: entry({ status: 502, code: 'upstream_unavailable', message: (name: string) => `The ${name} upstream refused the connection or could not be reached.` }),
+  upstreamClosed: entry({ status: 502, code: 'upstream_unavailable', message: (name: string) => `The ${name} upstream closed the connection before answering.` }),
+  upstreamBrokeOff: entry({ status: 502, code: 'upstream_unavailable', message: () => 'The upstream broke off its answer.' }),
+  upstreamTimeout: entry({ status: 504, code: 'upstream_timeout', message: (name: string, timeoutMs: number) => `The ${name} upstream did not answer within ${timeoutMs} ms.` }),
+  upstreamCreationTooLarge: entry({ status: 502, code: 'upstream_invalid', message: () => 'The upstream answered a creation with more than 1 MB; nothing was recorded.' }),
+
+  // --- the admin API ---
+  /** A body field that is not valid; the message names the field and says what it must be. */
+  invalidRequest: entry({ status: 400, code: 'invalid_request', message: (param: string, message: string) => message, paramFrom: (param) => param }),
+  /** A query parameter that is not valid; the message names it and says what it must be. */
+  invalidQuery: entry({ status: 400, code: 'invalid_query', message: (param: string, message: string) => message, paramFrom: (param) => param }),
+  adminBodyNotJson: entry({ status: 400, code: 'invalid_request', param: 'body', message: () => 'The body is not valid JSON.' }),
+  adminBodyNotUtf8: entry({ status: 400, code: 'invalid_request', param: 'body', message: () => 'The body must be UTF-8 JSON.' }),
+  adminBodyUndecodable: entry({ status: 400, code: 'invalid_request', param: 'body', message: () => 'The body could not be decoded (content-encoding).' }),
+  adminBodyUnreadable: entry({ status: 400, code: 'invalid_request', param: 'body', message: () => 'The body could not be read as sent (length or encoding).' }),
+  adminBodyTooLarge: entry({ status: 413, code: 'request_too_large', message: () => 'The body exceeds the limit of 64 KB for admin requests.' }),
+  defaultProjectRefused: entry({ status: 400, code: 'invalid_request', param: 'defaultProject', message: (refusal: string) => `defaultProject: ${refusal}` }),
+  keyNotFound: entry({ status: 404, code: 'key_not_found', param: 'id', message: (id: string) => `No key with id "${id}".` }),
+  readOnlyKey: entry({
+    status: 409,
+    code: 'read_only_key',
+    param: 'id',
+    message: (id: string) => `Key "${id}" comes from the configuration file (auth.keys); change it there and reload.`,
+  }),
+  artifactOnlyForModel: entry({ status: 400, code: 'invalid_request', param: 'artifact', message: () => 'Only a model has an artifact name.' }),
+  resourceNotRecorded: entry({ status: 404, code: 'resource_not_found', param: 'id', message: (noun: string, id: string) => `No ${noun} "${id}" is recorded.` }),
+  databaseUnavailable: entry({ status: 503, code: 'database_unavailable', headers: RETRY_SOON, message: () => 'The database cannot be reached right now; retry shortly.' }),
+  databaseUnavailableForChange: entry({
+    status: 503,
+    code: 'database_unavailable',
+    headers: RETRY_SOON,
+    message: () => 'The database cannot be reached, so the change was not made; retry shortly.',
+  }),
+  invalidConfig: entry({ status: 400, code: 'invalid_config', message: (message: string) => message }),
+
+  // --- ours ---
+  internalError: entry({ status: 500, code: 'internal_error', message: () => 'The gateway failed to handle this request; it has been logged.' }),
+};
+
+export type ErrorName = keyof typeof ERROR_CATALOGUE;
