@@ -243,29 +243,54 @@ export function describeOwnership(store: OwnershipStore): void {
   });
 }
 
-/** `scope: project` separates two projects of one team. */
+/**
+ * `scope: project` separates two projects of one team, and never joins two teams' projects
+ * that share a name: the project name alone says nothing about its team.
+ */
 export function describeProjectScope(store: OwnershipStore): void {
   describe(`ownership by project (${store.name})`, () => {
-    it('refuses another project of the same team', async () => {
-      const [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
-      const gw = await startGateway(
+    let service: FakeUpstream;
+    let inference: FakeUpstream;
+    let gw: RunningGateway;
+
+    beforeAll(async () => {
+      [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+      gw = await startGateway(
         testConfig(
           { service: service.url, inference: inference.url },
           { upstreams: { service: { auth: { bearer: UPSTREAM_KEY } } }, ownership: { scope: 'project' }, database: await store.database() },
         ),
       );
-      try {
-        const prod = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/prod' };
-        const research = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/research' };
-        const created = await request(gw.url).post('/v1/preview/models').set(prod).send({ entity: 'acme', project: 'p', name: 'n', base_model: 'b' });
-        const path = `/v1/preview/models/${created.body.id as string}/checkpoints`;
-        expect((await request(gw.url).get(path).set(prod)).status).toBe(200);
-        expect((await request(gw.url).get(path).set(research)).status).toBe(404);
-      } finally {
-        await gw.close();
-        await Promise.all([service.close(), inference.close()]);
-        await store.drop();
-      }
+    });
+    afterAll(async () => {
+      await gw.close();
+      await Promise.all([service.close(), inference.close()]);
+      await store.drop();
+    });
+
+    it('refuses another project of the same team', async () => {
+      const prod = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/prod' };
+      const research = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/research' };
+      const created = await request(gw.url).post('/v1/preview/models').set(prod).send({ entity: 'acme', project: 'p', name: 'n', base_model: 'b' });
+      const path = `/v1/preview/models/${created.body.id as string}/checkpoints`;
+      expect((await request(gw.url).get(path).set(prod)).status).toBe(200);
+      expect((await request(gw.url).get(path).set(research)).status).toBe(404);
+    });
+
+    it('refuses team-b/rl a model team-a/rl created: same project name, another team; nothing forwarded', async () => {
+      const created = await request(gw.url).post('/v1/preview/models').set(teamA).send({ entity: 'acme', project: 'p', name: 'same-name', base_model: 'b' });
+      expect(created.status).toBe(200);
+      const id = created.body.id as string;
+      const path = `/v1/preview/models/${id}/checkpoints`;
+      const before = service.started;
+      const res = await request(gw.url).get(path).set(teamB);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { message: `No model "${id}" was found for this team.`, type: 'not_found_error', param: 'model_id', code: 'resource_not_found' } });
+      expect(service.started).toBe(before);
+      const job = await request(gw.url).post('/v1/preview/training-jobs').set(teamB).set('content-type', 'application/json').send(jobBody(id));
+      expect(job.status).toBe(404);
+      expect(service.started).toBe(before);
+      expect((await request(gw.url).get(path).set(teamA)).status).toBe(200);
     });
   });
 }
