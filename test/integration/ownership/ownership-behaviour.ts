@@ -152,6 +152,21 @@ export function describeOwnership(store: OwnershipStore): void {
       expect(service.requests.some((r) => r.body.toString().includes('someone-elses'))).toBe(false);
     });
 
+    it('never lets a second top-level model_id megabytes after the first reach the upstream whole', async () => {
+      // model_id first, so the upload is already streaming when the second one arrives: the
+      // upstream may see its start (today it does), never its end — it cannot act on a cut body.
+      const body = `${jobBody(modelId, 5 * 1024 ** 2, true).slice(0, -1)},"model_id":"someone-elses"}`;
+      const completed = service.requests.length;
+      const res = await request(gw.url).post('/v1/preview/training-jobs').set(teamA).set('content-type', 'application/json').send(body);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.error.code).toBe('invalid_request');
+      // A later request completes after anything the cut one could still have delivered.
+      const next = await request(gw.url).post('/v1/preview/training-jobs').set(teamA).set('content-type', 'application/json').send(jobBody(modelId));
+      expect(next.status).toBe(200);
+      expect(service.requests.slice(completed).map((r) => r.bodyLength)).toEqual([Buffer.byteLength(jobBody(modelId))]);
+    });
+
     it('refuses a model name another team holds (409 name_in_use) before forwarding; return_existing never hands out its id', async () => {
       const before = service.started;
       const res = await request(gw.url)
