@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { utcDay } from '../../../src/calendar.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { startStack } from '../../helpers/gateway.js';
@@ -103,15 +103,22 @@ describe('keys through the admin API', () => {
     expect((await models(created.key)).status).toBe(200);
   });
 
-  it('refuses an expired key with 401 saying when it expired', async () => {
+  it('refuses an expired key with 401 saying when it expired, from its expiresAt instant on', async () => {
     const { body: created } = await create({ team: 'team-c' });
-    // Expiry is checked when a request arrives: an expiry a moment ahead has passed by the next request.
-    const soon = new Date(Date.now() + 50).toISOString();
+    const soon = new Date(Date.now() + 60_000).toISOString();
     await request(stack.gw.url).patch(`/admin/keys/${created.id}`).set(admin).send({ expiresAt: soon }).expect(200);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    const refused = await models(created.key);
-    expect(refused.status).toBe(401);
-    expect(refused.body.error.message).toBe(`This API key expired at ${soon}.`);
+    // Expiry is checked when a request arrives, by Date.now(): the gateway runs in this process,
+    // so a frozen fake Date puts the request exactly at the boundary (timers stay real).
+    try {
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.parse(soon) - 1 });
+      expect((await models(created.key)).status).toBe(200);
+      vi.setSystemTime(Date.parse(soon));
+      const refused = await models(created.key);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toBe(`This API key expired at ${soon}.`);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('rotates: the new secret works, the old one stops at once without overlap', async () => {
@@ -152,6 +159,46 @@ describe('keys through the admin API', () => {
     const res = await request(stack.gw.url).post('/admin/keys').set(admin).send(body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', param, code: 'invalid_request' } });
+  });
+
+  it.each([
+    [{}, 'body', 'body: name at least one field to change: projects, defaultProject, limits, expiresAt, description, disabled'],
+    [{ team: 'team-b' }, 'team', 'body: unknown field(s) "team"'],
+    [{ team: 'team-b', description: 'moved' }, 'team', 'body: unknown field(s) "team"'],
+    [{ id: 'key-0000000000000000' }, 'id', 'body: unknown field(s) "id"'],
+    [{ source: 'config' }, 'source', 'body: unknown field(s) "source"'],
+    [{ projects: [] }, 'projects', 'projects: must name at least one project (or "*")'],
+    [{ projects: ['a/b'] }, 'projects[0]', 'projects[0]: must be 1-128 of [A-Za-z0-9._-]'],
+    [{ limits: { rpm: -1 } }, 'limits.rpm', 'limits.rpm: Too small: expected number to be >0'],
+    [{ expiresAt: '2001-01-01T00:00:00Z' }, 'expiresAt', 'expiresAt: must be in the future'],
+    [{ disabled: 'yes' }, 'disabled', 'disabled: Invalid input: expected boolean, received string'],
+  ])('answers PATCH with 400 invalid_request naming the field for %j, and changes nothing', async (body, param, message) => {
+    const { body: created } = await create({ team: 'team-c', description: 'before' });
+    const res = await request(stack.gw.url).patch(`/admin/keys/${created.id}`).set(admin).send(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { message, type: 'invalid_request_error', param, code: 'invalid_request' } });
+    const { key: _secret, ...record } = created as Record<string, unknown>;
+    expect((await request(stack.gw.url).get(`/admin/keys/${created.id}`).set(admin)).body).toEqual(record);
+  });
+
+  it('never moves a key to another team: PATCH with team is 400, and the key still acts for its own team only', async () => {
+    const { body: created } = await create({ team: 'team-c' });
+    const res = await request(stack.gw.url).patch(`/admin/keys/${created.id}`).set(admin).send({ team: 'team-b' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { message: 'body: unknown field(s) "team"', type: 'invalid_request_error', param: 'team', code: 'invalid_request' } });
+    expect((await request(stack.gw.url).get(`/admin/keys/${created.id}`).set(admin)).body.team).toBe('team-c');
+    const chat = (project: string) =>
+      request(stack.gw.url)
+        .post('/v1/chat/completions')
+        .set('authorization', bearer(created.key as string))
+        .set('openai-project', project)
+        .send({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    expect((await chat('team-c/rl')).status).toBe(200);
+    const foreign = await chat('team-b/rl');
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toEqual({
+      error: { message: 'This key belongs to team "team-c" and cannot act for team "team-b".', type: 'permission_error', param: 'OpenAI-Project', code: 'project_forbidden' },
+    });
   });
 
   it('answers 400 for a body that is not JSON, and for a rotation overlap past a day', async () => {

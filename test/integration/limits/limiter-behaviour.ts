@@ -141,6 +141,24 @@ export function describeLimiterBehaviour(storeName: string, makeLimiter: MakeLim
       expect(again.headers['x-ratelimit-remaining-tokens']).toBe('880');
     });
 
+    it('refunds unused tokens exactly once however often finish is called, and never again on later calls', async () => {
+      const limiter = await limiterWith();
+      const ciBot = keyPrincipal('ci-bot', { tpm: 1000, tokensPerDay: 5000 });
+      const reserved = await limiter.admit(request(ciBot, 'team-a/prod', 300));
+      expect(reserved.headers['x-ratelimit-remaining-tokens']).toBe('700');
+      reserved.finish(100);
+      reserved.finish(100);
+      reserved.finish(0);
+      await limiter.settled();
+      for (let i = 0; i < 3; i++) {
+        const probe = await limiter.admit(request(ciBot, 'team-a/prod', 0));
+        expect(probe.headers['x-ratelimit-remaining-tokens']).toBe('900');
+        expect(probe.headers['ratelimit']).toMatch(/"tpd";r=4900;/);
+        probe.finish(0);
+        await limiter.settled();
+      }
+    });
+
     it('charges usage above the estimate when the request settles', async () => {
       const limiter = await limiterWith();
       const ciBot = keyPrincipal('ci-bot', { tpm: 1000 });

@@ -280,6 +280,21 @@ export function describeOwnership(store: OwnershipStore): void {
       expect(service.started).toBe(before);
     });
 
+    it('never lets a second top-level model_id megabytes after the first reach the upstream whole', async () => {
+      // model_id first, so the upload is already streaming when the second one arrives: the
+      // upstream may see its start (today it does), never its end — it cannot act on a cut body.
+      const body = `${jobBody(modelId, 5 * 1024 ** 2, true).slice(0, -1)},"model_id":"someone-elses"}`;
+      const completed = service.requests.length;
+      const res = await request(gw.url).post('/v1/preview/training-jobs').set(teamA).set('content-type', 'application/json').send(body);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.error.code).toBe('invalid_request');
+      // A later request completes after anything the cut one could still have delivered.
+      const next = await request(gw.url).post('/v1/preview/training-jobs').set(teamA).set('content-type', 'application/json').send(jobBody(modelId));
+      expect(next.status).toBe(200);
+      expect(service.requests.slice(completed).map((r) => r.bodyLength)).toEqual([Buffer.byteLength(jobBody(modelId))]);
+    });
+
     it('refuses a model name another team holds (409 name_in_use) before forwarding; return_existing never hands out its id', async () => {
       const before = service.started;
       const res = await request(gw.url)
@@ -371,29 +386,54 @@ export function describeOwnership(store: OwnershipStore): void {
   });
 }
 
-/** `scope: project` separates two projects of one team. */
+/**
+ * `scope: project` separates two projects of one team, and never joins two teams' projects
+ * that share a name: the project name alone says nothing about its team.
+ */
 export function describeProjectScope(store: OwnershipStore): void {
   describe(`ownership by project (${store.name})`, () => {
-    it('refuses another project of the same team', async () => {
-      const [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
-      const gw = await startGateway(
+    let service: FakeUpstream;
+    let inference: FakeUpstream;
+    let gw: RunningGateway;
+
+    beforeAll(async () => {
+      [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+      gw = await startGateway(
         testConfig(
           { service: service.url, inference: inference.url },
           { upstreams: { service: { auth: { bearer: UPSTREAM_KEY } } }, ownership: { scope: 'project' }, database: await store.database() },
         ),
       );
-      try {
-        const prod = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/prod' };
-        const research = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/research' };
-        const created = await request(gw.url).post('/v1/preview/models').set(prod).send({ entity: 'acme', project: 'p', name: 'n', base_model: 'b' });
-        const path = `/v1/preview/models/${created.body.id as string}/checkpoints`;
-        expect((await request(gw.url).get(path).set(prod)).status).toBe(200);
-        expect((await request(gw.url).get(path).set(research)).status).toBe(404);
-      } finally {
-        await gw.close();
-        await Promise.all([service.close(), inference.close()]);
-        await store.drop();
-      }
+    });
+    afterAll(async () => {
+      await gw.close();
+      await Promise.all([service.close(), inference.close()]);
+      await store.drop();
+    });
+
+    it('refuses another project of the same team', async () => {
+      const prod = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/prod' };
+      const research = { authorization: bearer(KEYS.teamA), 'openai-project': 'team-a/research' };
+      const created = await request(gw.url).post('/v1/preview/models').set(prod).send({ entity: 'acme', project: 'p', name: 'n', base_model: 'b' });
+      const path = `/v1/preview/models/${created.body.id as string}/checkpoints`;
+      expect((await request(gw.url).get(path).set(prod)).status).toBe(200);
+      expect((await request(gw.url).get(path).set(research)).status).toBe(404);
+    });
+
+    it('refuses team-b/rl a model team-a/rl created: same project name, another team; nothing forwarded', async () => {
+      const created = await request(gw.url).post('/v1/preview/models').set(teamA).send({ entity: 'acme', project: 'p', name: 'same-name', base_model: 'b' });
+      expect(created.status).toBe(200);
+      const id = created.body.id as string;
+      const path = `/v1/preview/models/${id}/checkpoints`;
+      const before = service.started;
+      const res = await request(gw.url).get(path).set(teamB);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { message: `No model "${id}" was found for this team.`, type: 'not_found_error', param: 'model_id', code: 'resource_not_found' } });
+      expect(service.started).toBe(before);
+      const job = await request(gw.url).post('/v1/preview/training-jobs').set(teamB).set('content-type', 'application/json').send(jobBody(id));
+      expect(job.status).toBe(404);
+      expect(service.started).toBe(before);
+      expect((await request(gw.url).get(path).set(teamA)).status).toBe(200);
     });
   });
 }

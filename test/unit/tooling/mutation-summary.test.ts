@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { renderSummary, scoresByFolder, undetected } from '../../mutation-summary.js';
+
+const mutant = (id: string, status: string, line: number, mutatorName = 'EqualityOperator', replacement = 'now > end') => ({
+  id,
+  status,
+  mutatorName,
+  replacement,
+  location: { start: { line, column: 1 } },
+});
+
+const report = {
+  files: {
+    'src/auth/runtime-keys.ts': { mutants: [mutant('1', 'Killed', 3), mutant('2', 'Survived', 87), mutant('3', 'Timeout', 9), mutant('4', 'CompileError', 9)] },
+    'src/auth/jwt.ts': { mutants: [mutant('5', 'NoCoverage', 12, 'StringLiteral', '""')] },
+    'src/ownership/policy.ts': { mutants: [mutant('6', 'Killed', 25)] },
+  },
+};
+
+describe('the mutation summary', () => {
+  it('scores each folder as Stryker does: detected over detected plus undetected, errors left out', () => {
+    expect(scoresByFolder(report)).toEqual([
+      { folder: 'src/auth', killed: 1, timeout: 1, survived: 1, noCoverage: 1, invalid: 1, score: 50 },
+      { folder: 'src/ownership', killed: 1, timeout: 0, survived: 0, noCoverage: 0, invalid: 0, score: 100 },
+    ]);
+  });
+
+  it('lists the undetected mutants by file and line, and keeps the hand-written equivalents', () => {
+    expect(undetected(report).map((m) => `${m.file}:${m.line} ${m.mutator} ${m.status}`)).toEqual([
+      'src/auth/jwt.ts:12 StringLiteral NoCoverage',
+      'src/auth/runtime-keys.ts:87 EqualityOperator Survived',
+    ]);
+    const text = renderSummary(report, '\n## Equivalent mutants\n\n- kept\n', '2026-11-25');
+    expect(text).toContain('| `src/auth` | 50.0% | 1 | 1 | 1 | 1 | 1 |');
+    expect(text).toContain('| `src/auth/runtime-keys.ts:87` | EqualityOperator | `now > end` | Survived |');
+    expect(text.endsWith('<!-- EQUIVALENTS: kept by hand below this line; the rest of this file is generated -->\n\n## Equivalent mutants\n\n- kept\n')).toBe(true);
+  });
+});
