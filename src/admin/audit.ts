@@ -5,7 +5,21 @@ import { GatewayError } from '../errors.js';
 import { dayRange, onlyParams, singleParam } from './request.js';
 
 /** What an admin write or a reload did, as the audit log records it (SPEC 12.3). */
-export type AuditAction = 'key.create' | 'key.update' | 'key.rotate' | 'key.revoke' | 'resource.assign' | 'resource.release' | 'config.reload';
+export type AuditAction =
+  | 'key.create'
+  | 'key.update'
+  | 'key.rotate'
+  | 'key.revoke'
+  | 'team.create'
+  | 'team.update'
+  | 'team.delete'
+  | 'admin_key.create'
+  | 'admin_key.update'
+  | 'admin_key.rotate'
+  | 'admin_key.revoke'
+  | 'resource.assign'
+  | 'resource.release'
+  | 'config.reload';
 
 /**
  * The audit log's writer: entries go to the durable store off the request path, and wait in a
@@ -27,8 +41,9 @@ export class AuditTrail {
     });
   }
 
-  record(actor: string, action: AuditAction, target: string, result: string, requestId: string): void {
-    this.writer.add({ at: new Date().toISOString(), actor, action, target, result, requestId });
+  /** `actorRole`: the admin role of the actor (SPEC 16); absent for a SIGHUP reload. */
+  record(actor: string, action: AuditAction, target: string, result: string, requestId: string, actorRole?: string): void {
+    this.writer.add({ at: new Date().toISOString(), actor, ...(actorRole === undefined ? {} : { actorRole }), action, target, result, requestId });
   }
 
   /** Writes what is buffered, until `deadline` (reads wait on it: a write is visible to the next read). */
@@ -52,7 +67,8 @@ export function audited(trail: AuditTrail, action: AuditAction): RequestHandler 
     res.once('finish', () => {
       const target = (res.locals.auditTarget as string | undefined) ?? (req.params.id as string | undefined) ?? '';
       const result = res.statusCode < 400 ? 'ok' : ((res.locals.errorCode as string | undefined) ?? String(res.statusCode));
-      trail.record(String(res.locals.adminId ?? ''), action, target, result, String(res.getHeader('x-request-id') ?? ''));
+      const admin = res.locals.admin as { id: string; role: string } | undefined;
+      trail.record(admin?.id ?? '', action, target, result, String(res.getHeader('x-request-id') ?? ''), admin?.role);
     });
     next();
   };
