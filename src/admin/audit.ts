@@ -64,8 +64,10 @@ export class AuditTrail {
  */
 export function audited(trail: AuditTrail, action: AuditAction): RequestHandler {
   return (req, res, next) => {
+    // Read now: once a handler fails, the error middleware runs with the path's parameters gone.
+    const pathId = req.params.id as string | undefined;
     res.once('finish', () => {
-      const target = (res.locals.auditTarget as string | undefined) ?? (req.params.id as string | undefined) ?? '';
+      const target = (res.locals.auditTarget as string | undefined) ?? pathId ?? '';
       const result = res.statusCode < 400 ? 'ok' : ((res.locals.errorCode as string | undefined) ?? String(res.statusCode));
       const admin = res.locals.admin as { id: string; role: string } | undefined;
       trail.record(admin?.id ?? '', action, target, result, String(res.getHeader('x-request-id') ?? ''), admin?.role);
