@@ -1,8 +1,10 @@
 import type { RequestHandler } from 'express';
+import type { KeyAdmin } from '../auth/index.js';
 import type { Logger } from '../observability/index.js';
 import { BatchWriter, DatabaseUnavailableError, type AuditEntry, type StoreHandle } from '../store/index.js';
 import { GatewayError } from '../errors.js';
 import { dayRange, onlyParams, singleParam } from './request.js';
+import { teamScopeOf } from './scope.js';
 
 /** What an admin write or a reload did, as the audit log records it (SPEC 12.3). */
 export type AuditAction =
@@ -80,7 +82,7 @@ export function audited(trail: AuditTrail, action: AuditAction): RequestHandler 
 const MAX_AUDIT_DAYS = 366;
 
 /** `GET /admin/audit?from=&to=[&actor=][&action=]` → `{"object":"list","data":[...]}` in time order. */
-export function listAuditHandler({ handle, trail }: { readonly handle: StoreHandle; readonly trail: AuditTrail }): RequestHandler {
+export function listAuditHandler({ handle, trail, keys }: { readonly handle: StoreHandle; readonly trail: AuditTrail; readonly keys: KeyAdmin }): RequestHandler {
   return async (req, res, next) => {
     try {
       const query = req.query as Record<string, unknown>;
@@ -90,11 +92,21 @@ export function listAuditHandler({ handle, trail }: { readonly handle: StoreHand
       const action = singleParam(query, 'action');
       await trail.flush(Date.now() + 1000);
       const entries = await handle.require().listAudit({ ...range, ...(actor === undefined ? {} : { actor }), ...(action === undefined ? {} : { action }) });
-      res.json({ object: 'list', data: entries });
+      res.json({ object: 'list', data: entriesAbout(entries, teamScopeOf(res), keys) });
     } catch (err) {
       next(err instanceof DatabaseUnavailableError ? databaseUnavailable() : err);
     }
   };
+}
+
+/**
+ * A team-admin's view of the audit log: the entries about its team — the team itself and its
+ * keys as they are now (a revoked key's entries are no longer shown).
+ */
+function entriesAbout(entries: AuditEntry[], team: string | undefined, keys: KeyAdmin): AuditEntry[] {
+  if (team === undefined) return entries;
+  const targets = new Set([team, ...keys.list(team).map((key) => key.id)]);
+  return entries.filter((e) => targets.has(e.target));
 }
 
 export function databaseUnavailable(): GatewayError {

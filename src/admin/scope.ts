@@ -36,3 +36,16 @@ export function authorize(spec: AdminRouteSpec): RequestHandler {
     next();
   };
 }
+
+/** No team is named '': a filter by it finds nothing. */
+const NO_TEAM = '';
+
+/**
+ * The team filter of a read, narrowed to the caller's scope: its own team whether or not it
+ * names one, and nothing at all when it names another (that team's rows are invisible to it).
+ */
+export function narrowedTeam(res: Response, asked: string | undefined): string | undefined {
+  const scope = teamScopeOf(res);
+  if (scope === undefined) return asked;
+  return asked === undefined || asked === scope ? scope : NO_TEAM;
+}

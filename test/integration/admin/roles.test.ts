@@ -89,6 +89,17 @@ describe('admin roles (SPEC 16): route × role → status', () => {
     expect((await request(stack.gw.url).get('/admin/keys?team=team-b').set(lead)).body.data).toEqual([]);
     const teams = await request(stack.gw.url).get('/admin/teams').set(lead);
     expect(teams.body.data.map((t: { id: string }) => t.id)).toEqual(['team-a']);
+    // Usage, ledger rows and resources: its own team whatever it asks; another team's, nothing.
+    for (const path of ['/admin/usage', '/admin/usage/requests']) {
+      await request(stack.gw.url).get('/v1/models').set('authorization', bearer(KEYS.teamB)).expect(200);
+      await stack.gw.gateway.settled();
+      const all = await request(stack.gw.url).get(`${path}?from=${DAY}&to=${DAY}`).set(lead);
+      const other = await request(stack.gw.url).get(`${path}?from=${DAY}&to=${DAY}&team=team-b`).set(lead);
+      const asAdmin = await request(stack.gw.url).get(`${path}?from=${DAY}&to=${DAY}&team=team-b`).set({ authorization: bearer(KEYS.admin) });
+      expect([path, all.body.data.filter((r: { team: string }) => r.team !== 'team-a'), other.body.data, asAdmin.body.data.length > 0]).toEqual([path, [], [], true]);
+    }
+    await request(stack.gw.url).put('/admin/resources/model/m-b').set({ authorization: bearer(KEYS.admin) }).send({ team: 'team-b', project: 'p' }).expect(200);
+    expect((await request(stack.gw.url).get('/admin/resources').set(lead)).body.data).toEqual([]);
   });
 
   it('lets a team-admin manage its own keys, never above its team\'s limits, and audits actor id and role', async () => {
