@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
-import { AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeKeys, startKeySync } from './auth/index.js';
+import { AdminKeyAdmin, AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeAdminKeys, RuntimeKeys, startKeySync, syncAdminKeys } from './auth/index.js';
 import { ConfigError, loadConfig, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
@@ -16,6 +16,7 @@ import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { BufferBudget, createRouteTable } from './proxy/index.js';
 import { connectRedis } from './redis/index.js';
 import { StoreHandle } from './store/index.js';
+import { startTeamSync, TeamAdmin, TeamDirectory } from './teams/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
 const STORE_CONNECT_WAIT_MS = 3000;
@@ -37,7 +38,7 @@ export interface Gateway {
    * Re-reads the config file (SIGHUP, POST /admin/config/reload) and applies what can change
    * while running; rejects with ConfigError and changes nothing when the file is not valid.
    */
-  reload(actor: string, requestId: string): Promise<ReloadResult>;
+  reload(actor: string, requestId: string, actorRole?: string): Promise<ReloadResult>;
   /** Resolves when every finished request has settled its limits and been written to the ledger (tests, shutdown). */
   settled(): Promise<void>;
   /**
@@ -66,7 +67,7 @@ function createGatewayMetrics(config: Config): Metrics {
 }
 
 /** The durable store and what lives on it: runtime keys (kept in step), ownership records, the audit trail, the ledger. */
-function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList) {
+function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList, teams: TeamDirectory) {
   const onDatabaseError = (): void => metrics.recordDatabaseError();
   const runtimeKeys = new RuntimeKeys();
   const handle = new StoreHandle(config.database, {
@@ -75,12 +76,17 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics, pa
     // a database that was away at start-up comes back).
     onOpen: async () => {
       void ledger.deleteExpired();
-      await Promise.all([keySync.loadAll(), ownership.loadAll()]);
+      await Promise.all([keySync.loadAll(), ownership.loadAll(), teamSync.loadAll(), adminKeySync.loadAll()]);
     },
   });
   parts.add('store', NO_SLICE, { close: () => handle.close() });
   const keySync = startKeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
   parts.add('key sync', NO_SLICE, { close: () => keySync.stop() });
+  const teamSync = startTeamSync(handle, teams, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
+  parts.add('team sync', NO_SLICE, { close: () => teamSync.stop() });
+  const runtimeAdmins = new RuntimeAdminKeys();
+  const adminKeySync = syncAdminKeys(handle, runtimeAdmins, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
+  parts.add('admin key sync', NO_SLICE, { close: () => adminKeySync.stop() });
   const ownership = new OwnershipRegistry(handle, {
     requestTimeoutMs: config.database.requestTimeoutMs,
     refreshIntervalMs: config.database.refreshIntervalMs,
@@ -91,7 +97,7 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics, pa
   const trail = new AuditTrail(handle, logger, onDatabaseError);
   parts.add('audit trail', NO_SLICE, { close: (deadline) => trail.close(deadline) });
   const ledger = createLedger(handle, config.metering.ledger, logger, metrics, parts);
-  return { runtimeKeys, handle, keySync, ownership, trail, ledger };
+  return { runtimeKeys, runtimeAdmins, handle, keySync, teamSync, adminKeySync, ownership, trail, ledger };
 }
 
 /** The usage ledger: its settings (on/off, retention, buffer) follow reloads. */
@@ -118,14 +124,14 @@ function createLedger(handle: StoreHandle, initial: Config['metering']['ledger']
 }
 
 /** Redis, and what counts in it: the limiter (limits and budgets) and the bad-credential throttle. */
-function createCounters(config: Config, metrics: Metrics, parts: PartList) {
+function createCounters(config: Config, metrics: Metrics, parts: PartList, teams: TeamDirectory) {
   const onStoreError = (store: string): void => metrics.recordStoreError(store);
   const redis = connectRedis(config.redis);
   parts.add('redis', NO_SLICE, { close: () => redis?.disconnect() });
   const limiter = createLimiter(config, createLimitStore(config, redis, () => onStoreError('redis')), {
     onStoreError,
     onRejected: (scope, limit) => metrics.recordRejection(scope, limit),
-  });
+  }, teams);
   parts.add('limiter', (config) => config, { reconfigure: (next) => limiter.configure(next), close: () => limiter.close() });
   const authFailureLimit = new AuthFailureLimit(config.auth.failureLimit, redis, {
     keyPrefix: config.redis.keyPrefix,
@@ -141,14 +147,15 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
   const logger = options.logger ?? createLogger(initial.logging.level);
   const metrics = createGatewayMetrics(initial);
   const parts = new PartList();
-  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts);
-  const durable = createDurableParts(initial, logger, metrics, parts);
-  const bufferBudget = new BufferBudget(initial.server.maxBufferedBytes);
-  metrics.watchBufferedBytes(() => bufferBudget.used);
-  parts.add('buffer budget', (config) => config.server.maxBufferedBytes, { reconfigure: (max) => void (bufferBudget.max = max), close: () => undefined });
+  // Teams of the config file and the store: the limiter's team scope and the authenticator read them per request.
+  const teams = new TeamDirectory(initial.teams.records);
+  parts.add('teams', (config) => config.teams.records, { reconfigure: (next) => teams.configure(next), close: () => undefined });
+  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams);
+  const durable = createDurableParts(initial, logger, metrics, parts, teams);
+  const bufferBudget = createBufferBudget(initial, metrics, parts);
   parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });
   const { runtimeKeys, ownership, ledger } = durable;
-  const services: Services = { logger, metrics, limiter, ledger, runtimeKeys, ownership, bufferBudget, routes: createRouteTable(), authFailureLimit };
+  const services: Services = { logger, metrics, limiter, ledger, runtimeKeys, runtimeAdmins: durable.runtimeAdmins, teams, ownership, bufferBudget, routes: createRouteTable(), authFailureLimit };
 
   await durable.handle.open();
   const live = parts.add('live configuration', (config) => config, await LiveConfiguration.build(initial, services));
@@ -163,12 +170,13 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     handle: durable.handle,
     ledger,
     keys: new KeyAdmin(durable.handle, runtimeKeys, durable.keySync, () => live.current.config.auth.keys),
+    teams: new TeamAdmin(durable.handle, teams, durable.teamSync, limiter),
+    adminKeys: new AdminKeyAdmin(durable.handle, durable.runtimeAdmins, durable.adminKeySync, () => live.current.config.auth.admin.keys),
     ownership,
     trail: durable.trail,
     reload,
     isDraining: () => draining,
     metricsPath: initial.metrics.port === null ? initial.metrics.path : null,
-    // Paths outside the route table (and outside /v1) get the same 400/404/405 answers.
     fallback: (req, res) => live.current.route(req, res),
   });
   await warnAboutStartingState(initial, limiter, live.current, logger);
@@ -187,15 +195,20 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
       draining = true;
     },
     reload,
-    async settled() {
-      await live.idle();
-      await Promise.all([limiter.settled(), ledger.flush(), durable.trail.flush()]);
-    },
+    settled: async () => void (await live.idle(), await Promise.all([limiter.settled(), ledger.flush(), durable.trail.flush()])),
     async close(deadline = Date.now() + live.current.config.server.shutdownGraceMs) {
       // Last built first: requests finish, then the ledger writes while the database is open, then connections close.
       for (const failure of await parts.close(deadline)) logger.error({ part: failure.name, err: failure.error }, 'a part failed to close');
     },
   };
+}
+
+/** Bytes of request bodies held at once, across requests (`server.maxBufferedBytes`, reloadable), watched as a gauge. */
+function createBufferBudget(config: Config, metrics: Metrics, parts: PartList): BufferBudget {
+  const budget = new BufferBudget(config.server.maxBufferedBytes);
+  metrics.watchBufferedBytes(() => budget.used);
+  parts.add('buffer budget', (next) => next.server.maxBufferedBytes, { reconfigure: (max) => void (budget.max = max), close: () => undefined });
+  return budget;
 }
 
 /** Where the listener's connection registry reports (SPEC 15 pressure): gauges and counters. */
@@ -218,20 +231,20 @@ interface ReloadDeps {
  * file (or one the live configuration cannot be built from) changes nothing and is a 400.
  */
 function reloader(configPath: string | undefined, live: LiveConfiguration, parts: PartList, deps: ReloadDeps) {
-  return async (actor: string, requestId: string): Promise<ReloadResult> => {
+  return async (actor: string, requestId: string, actorRole?: string): Promise<ReloadResult> => {
     try {
       if (configPath === undefined) throw new ConfigError('this gateway was not started from a config file: nothing to reload');
       const next = loadConfig(configPath);
       const { changed, restartRequired } = diffConfig(live.current.config, next);
       await parts.reconfigure(applicableConfig(live.current.config, next));
       deps.metrics.recordConfigReload('ok');
-      deps.trail.record(actor, 'config.reload', 'config', 'ok', requestId);
+      deps.trail.record(actor, 'config.reload', 'config', 'ok', requestId, actorRole);
       deps.logger.info({ changed, restartRequired }, 'configuration reloaded');
       return { status: 'reloaded', changed, restartRequired };
     } catch (err) {
       deps.metrics.recordConfigReload('error');
       const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
-      deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId);
+      deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId, actorRole);
       throw errors.invalidConfig(message);
     }
   };

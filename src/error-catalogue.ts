@@ -181,6 +181,26 @@ export const ERROR_CATALOGUE = {
   }),
   invalidConfig: entry({ status: 400, code: 'invalid_config', message: (message: string) => message }),
 
+  // --- teams and roles (SPEC 16) ---
+  insufficientRole: entry({ status: 403, code: 'insufficient_role', message: (role: string, what: string) => `The admin role "${role}" may not ${what}.` }),
+  teamNotFound: entry({ status: 404, code: 'team_not_found', param: 'id', message: (id: string) => `No team with id "${id}".` }),
+  teamExists: entry({ status: 409, code: 'team_exists', param: 'id', message: (id: string) => `A team with id "${id}" exists already.` }),
+  teamInUse: entry({ status: 409, code: 'team_in_use', param: 'id', message: (id: string) => `Team "${id}" still has keys; revoke them (or move them) first.` }),
+  readOnlyTeam: entry({
+    status: 409,
+    code: 'read_only_team',
+    param: 'id',
+    message: (id: string) => `Team "${id}" comes from the configuration file (teams); change it there and reload.`,
+  }),
+  teamDisabled: entry({ status: 403, code: 'team_disabled', message: (team: string) => `Team "${team}" is disabled; ask an administrator to enable it.` }),
+  adminKeyNotFound: entry({ status: 404, code: 'admin_key_not_found', param: 'id', message: (id: string) => `No admin key with id "${id}".` }),
+  readOnlyAdminKey: entry({
+    status: 409,
+    code: 'read_only_key',
+    param: 'id',
+    message: (id: string) => `Admin key "${id}" comes from the configuration file (auth.admin.keys); change it there and reload.`,
+  }),
+
   // --- ours ---
   internalError: entry({ status: 500, code: 'internal_error', message: () => 'The gateway failed to handle this request; it has been logged.' }),
 };

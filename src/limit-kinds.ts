@@ -119,22 +119,48 @@ export const LIMIT_KINDS = [
 
 export type LimitName = (typeof LIMIT_KINDS)[number]['name'];
 
+const NEVER_REFUSES = (): string => 'spend counters never refuse';
+
+/**
+ * What a team has spent today and this month (SPEC 16: a team record's `spend`), counted in the
+ * team's scope beside its limits — the same hash, charged and settled like tokensPerDay and the
+ * budgets, never refusing — so reading a team's spend is one read of its counters, not a ledger
+ * scan. Not limits: the config takes none of them and the headers show none. Their positions
+ * follow LIMIT_KINDS' in the store's packed counters.
+ */
+export const SPEND_KINDS = [
+  { name: 'spend.day.requests', window: { type: 'utcDay' }, unit: 'request', code: 'rate_limit_exceeded', message: NEVER_REFUSES },
+  { name: 'spend.day.tokens', window: { type: 'utcDay' }, unit: 'token', code: 'rate_limit_exceeded', message: NEVER_REFUSES },
+  { name: 'spend.day.cost', window: { type: 'utcDay' }, unit: 'cost', code: 'rate_limit_exceeded', message: NEVER_REFUSES },
+  { name: 'spend.month.requests', window: { type: 'utcMonth' }, unit: 'request', code: 'rate_limit_exceeded', message: NEVER_REFUSES },
+  { name: 'spend.month.tokens', window: { type: 'utcMonth' }, unit: 'token', code: 'rate_limit_exceeded', message: NEVER_REFUSES },
+  { name: 'spend.month.cost', window: { type: 'utcMonth' }, unit: 'cost', code: 'rate_limit_exceeded', message: NEVER_REFUSES },
+] as const satisfies readonly LimitKind[];
+
+export type SpendName = (typeof SPEND_KINDS)[number]['name'];
+
+/** Everything a scope counts: its limits, and (a team's) its spend. */
+export type CounterName = LimitName | SpendName;
+
+/** The `max` of a spend counter: nothing it counts ever reaches it. */
+export const UNLIMITED_MAX = Number.MAX_VALUE;
+
 /** Limits of one scope as configured: every kind optional (absent = unlimited). */
 export type LimitSet = { readonly [K in LimitName]?: number };
 
 export const LIMIT_NAMES: readonly LimitName[] = LIMIT_KINDS.map((kind) => kind.name);
 
-const BY_NAME = Object.fromEntries(LIMIT_KINDS.map((kind, index) => [kind.name, { kind, index }])) as Readonly<
-  Record<LimitName, { readonly kind: LimitKind; readonly index: number }>
+const BY_NAME = Object.fromEntries([...LIMIT_KINDS, ...SPEND_KINDS].map((kind, index) => [kind.name, { kind, index }])) as Readonly<
+  Record<CounterName, { readonly kind: LimitKind; readonly index: number }>
 >;
 
-/** The table row of a limit. */
-export function limitKind(name: LimitName): LimitKind {
+/** The table row of a limit (or spend counter). */
+export function limitKind(name: CounterName): LimitKind {
   return BY_NAME[name].kind;
 }
 
-/** A kind's position in the table (header and plan order). */
-export function limitIndex(name: LimitName): number {
+/** A kind's position in the table (header and plan order); spend counters come after every limit. */
+export function limitIndex(name: CounterName): number {
   return BY_NAME[name].index;
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createAuthenticator, type AuthFailureLimit, type Authenticator, type RuntimeKeys } from './auth/index.js';
+import { createAuthenticator, type AuthFailureLimit, type Authenticator, type RuntimeAdminKeys, type RuntimeKeys, type TeamStatus } from './auth/index.js';
 import { perUpstream, type Config } from './config/index.js';
 import type { Part } from './lifecycle.js';
 import type { Limiter } from './limits/index.js';
@@ -18,6 +18,10 @@ export interface Services {
   readonly limiter: Limiter;
   readonly ledger: Ledger;
   readonly runtimeKeys: RuntimeKeys;
+  /** Admin keys made through /admin/admin-keys (SPEC 16). */
+  readonly runtimeAdmins: RuntimeAdminKeys;
+  /** Teams with a record: a disabled one's keys are refused (SPEC 16). */
+  readonly teams: TeamStatus;
   readonly ownership: OwnershipRegistry;
   readonly bufferBudget: BufferBudget;
   readonly routes: RouteTable;
@@ -47,7 +51,7 @@ const checkerSettings = (config: Config): string => `${config.rateLimits.default
 
 /** Builds the config-bound parts; `previous` lends what a reload did not change (the chat checker's workers). */
 export async function buildLive(config: Config, services: Services, previous?: Live): Promise<Live> {
-  const authenticator = await createAuthenticator(config, services.runtimeKeys);
+  const authenticator = await createAuthenticator(config, services.runtimeKeys, services.teams, services.runtimeAdmins);
   const prices = createPriceBook(config.metering.prices);
   const upstreams = perUpstream((name) => createUpstream(name, config.upstreams[name]));
   const chatChecker =

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import type { AuthFailureLimit, Authenticator, KeyAdmin } from '../auth/index.js';
+import type { AdminKeyAdmin, AuthFailureLimit, Authenticator, KeyAdmin } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { asGatewayError, errors, GatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
@@ -8,9 +8,11 @@ import type { Ledger } from '../metering/index.js';
 import { requestIdFor, type Logger, type Metrics } from '../observability/index.js';
 import type { StoreHandle } from '../store/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
+import type { TeamAdmin } from '../teams/index.js';
 import { malformedPathEncoding } from '../proxy/index.js';
 import { audited, type AuditTrail } from './audit.js';
 import { requireAdmin } from './auth.js';
+import { authorize } from './scope.js';
 import type { Reload } from './reload.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
 
@@ -33,6 +35,8 @@ export interface OperationsAppDeps {
   readonly handle: StoreHandle;
   readonly ledger: Ledger;
   readonly keys: KeyAdmin;
+  readonly teams: TeamAdmin;
+  readonly adminKeys: AdminKeyAdmin;
   readonly ownership: OwnershipRegistry;
   readonly trail: AuditTrail;
   /** Re-reads and applies the config file; rejects with 400 invalid_config (nothing changed) when it is not valid. */
@@ -105,6 +109,9 @@ function readinessHandler(deps: OperationsAppDeps): RequestHandler {
 function mountAdminRoutes(app: Express, deps: OperationsAppDeps): void {
   const routeDeps: AdminRouteDeps = {
     keys: deps.keys,
+    teams: deps.teams,
+    adminKeys: deps.adminKeys,
+    teamsRequired: () => deps.current().config.teams.require,
     trail: deps.trail,
     handle: deps.handle,
     ledger: deps.ledger,
@@ -119,6 +126,8 @@ function mountAdminRoutes(app: Express, deps: OperationsAppDeps): void {
     for (const spec of routes) {
       const steps: RequestHandler[] = [];
       if (spec.write?.recordedBy === 'hook') steps.push(audited(deps.trail, spec.write.action));
+      // After the audit hook: a write refused for the caller's role is recorded too.
+      steps.push(authorize(spec));
       if (spec.body === 'json') steps.push(json);
       route[spec.method.toLowerCase() as Lowercase<AdminRouteSpec['method']>](...steps, spec.handler(routeDeps));
     }

@@ -1,11 +1,27 @@
 import type { RequestHandler } from 'express';
+import type { KeyAdmin } from '../auth/index.js';
 import type { Logger } from '../observability/index.js';
 import { BatchWriter, DatabaseUnavailableError, type AuditEntry, type StoreHandle } from '../store/index.js';
 import { errors, type GatewayError } from '../errors.js';
 import { dayRange, onlyParams, singleParam } from './request.js';
+import { teamScopeOf } from './scope.js';
 
 /** What an admin write or a reload did, as the audit log records it (SPEC 12.3). */
-export type AuditAction = 'key.create' | 'key.update' | 'key.rotate' | 'key.revoke' | 'resource.assign' | 'resource.release' | 'config.reload';
+export type AuditAction =
+  | 'key.create'
+  | 'key.update'
+  | 'key.rotate'
+  | 'key.revoke'
+  | 'team.create'
+  | 'team.update'
+  | 'team.delete'
+  | 'admin_key.create'
+  | 'admin_key.update'
+  | 'admin_key.rotate'
+  | 'admin_key.revoke'
+  | 'resource.assign'
+  | 'resource.release'
+  | 'config.reload';
 
 /**
  * The audit log's writer: entries go to the durable store off the request path, and wait in a
@@ -27,8 +43,9 @@ export class AuditTrail {
     });
   }
 
-  record(actor: string, action: AuditAction, target: string, result: string, requestId: string): void {
-    this.writer.add({ at: new Date().toISOString(), actor, action, target, result, requestId });
+  /** `actorRole`: the admin role of the actor (SPEC 16); absent for a SIGHUP reload. */
+  record(actor: string, action: AuditAction, target: string, result: string, requestId: string, actorRole?: string): void {
+    this.writer.add({ at: new Date().toISOString(), actor, ...(actorRole === undefined ? {} : { actorRole }), action, target, result, requestId });
   }
 
   /** Writes what is buffered, until `deadline` (reads wait on it: a write is visible to the next read). */
@@ -49,10 +66,13 @@ export class AuditTrail {
  */
 export function audited(trail: AuditTrail, action: AuditAction): RequestHandler {
   return (req, res, next) => {
+    // Read now: once a handler fails, the error middleware runs with the path's parameters gone.
+    const pathId = req.params.id as string | undefined;
     res.once('finish', () => {
-      const target = (res.locals.auditTarget as string | undefined) ?? (req.params.id as string | undefined) ?? '';
+      const target = (res.locals.auditTarget as string | undefined) ?? pathId ?? '';
       const result = res.statusCode < 400 ? 'ok' : ((res.locals.errorCode as string | undefined) ?? String(res.statusCode));
-      trail.record(String(res.locals.adminId ?? ''), action, target, result, String(res.getHeader('x-request-id') ?? ''));
+      const admin = res.locals.admin as { id: string; role: string } | undefined;
+      trail.record(admin?.id ?? '', action, target, result, String(res.getHeader('x-request-id') ?? ''), admin?.role);
     });
     next();
   };
@@ -62,7 +82,7 @@ export function audited(trail: AuditTrail, action: AuditAction): RequestHandler 
 const MAX_AUDIT_DAYS = 366;
 
 /** `GET /admin/audit?from=&to=[&actor=][&action=]` → `{"object":"list","data":[...]}` in time order. */
-export function listAuditHandler({ handle, trail }: { readonly handle: StoreHandle; readonly trail: AuditTrail }): RequestHandler {
+export function listAuditHandler({ handle, trail, keys }: { readonly handle: StoreHandle; readonly trail: AuditTrail; readonly keys: KeyAdmin }): RequestHandler {
   return async (req, res, next) => {
     try {
       const query = req.query as Record<string, unknown>;
@@ -72,11 +92,21 @@ export function listAuditHandler({ handle, trail }: { readonly handle: StoreHand
       const action = singleParam(query, 'action');
       await trail.flush(Date.now() + 1000);
       const entries = await handle.require().listAudit({ ...range, ...(actor === undefined ? {} : { actor }), ...(action === undefined ? {} : { action }) });
-      res.json({ object: 'list', data: entries });
+      res.json({ object: 'list', data: entriesAbout(entries, teamScopeOf(res), keys) });
     } catch (err) {
       next(err instanceof DatabaseUnavailableError ? databaseUnavailable() : err);
     }
   };
+}
+
+/**
+ * A team-admin's view of the audit log: the entries about its team — the team itself and its
+ * keys as they are now (a revoked key's entries are no longer shown).
+ */
+function entriesAbout(entries: AuditEntry[], team: string | undefined, keys: KeyAdmin): AuditEntry[] {
+  if (team === undefined) return entries;
+  const targets = new Set([team, ...keys.list(team).map((key) => key.id)]);
+  return entries.filter((e) => targets.has(e.target));
 }
 
 export function databaseUnavailable(): GatewayError {

@@ -23,6 +23,7 @@ export function requireAdmin(current: () => AdminAuthCurrent, failureLimit: Auth
       .then(
         (admin) => {
           res.locals.adminId = admin.id;
+          res.locals.admin = admin;
           next();
         },
         (err: unknown) => {

@@ -1,9 +1,13 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { KeyAdmin } from '../auth/index.js';
 import { keyProjects, limitSetSchema, namePart } from '../config/index.js';
+import { errors, type GatewayError } from '../errors.js';
+import type { LimitName, LimitSet } from '../limits/index.js';
 import { isValidName, NAME_RULE } from '../projects/name.js';
-import { invalidQuery, onlyParams, parseBody, singleParam } from './request.js';
+import type { TeamAdmin } from '../teams/index.js';
+import { invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from './request.js';
+import { adminOf, insufficientRole, teamScopeOf } from './scope.js';
 
 /** An instant with its offset, stored in UTC; it must lie ahead (a key that expired on creation is a mistake). */
 const expiresAt = z
@@ -40,16 +44,42 @@ const rotateKeySchema = z
   .object({ overlapSeconds: z.number().int('must be a whole number of seconds').min(0).max(86_400, 'must be at most 86400 (one day)').default(0) })
   .strict();
 
-/** What the key handlers work on: the runtime keys (and the config keys, read-only). */
+/** What the key handlers work on: the runtime keys (and the config keys, read-only), and the teams they belong to. */
 export interface KeyHandlerDeps {
   readonly keys: KeyAdmin;
+  readonly teams: TeamAdmin;
+  readonly teamsRequired: () => boolean;
 }
 
 const idOf = (req: Request): string => String(req.params.id);
 
+const keyNotFound = (id: string): GatewayError => errors.keyNotFound(id);
+
+/** The key `id`, as the caller may see it: another team's key is unknown to a team-admin (404). */
+function visibleKey(keys: KeyAdmin, res: Response, id: string): void {
+  const scope = teamScopeOf(res);
+  if (scope !== undefined && keys.get(id).team !== scope) throw keyNotFound(id);
+}
+
+/** A team-admin never gives a key limits above its team's own (SPEC 16); a limit the team does not set is not capped. */
+function refuseLimitsAboveTeam(res: Response, teams: TeamAdmin, limits: LimitSet | undefined): void {
+  const scope = teamScopeOf(res);
+  if (scope === undefined || limits === undefined) return;
+  const teamLimits = teams.limitsOf(scope) ?? {};
+  for (const [name, value] of Object.entries(limits) as Array<[LimitName, number]>) {
+    const cap = teamLimits[name];
+    if (cap !== undefined && value > cap) throw insufficientRole(adminOf(res).role, `give a key ${name} ${value}, above its team's ${cap}`);
+  }
+}
+
 /** `POST /admin/keys` (SPEC 12.1): 201, the record plus its secret, shown this once. */
-export const createKeyHandler = ({ keys }: KeyHandlerDeps): RequestHandler => async (req, res) => {
-  const created = await keys.create(parseBody(createKeySchema, req));
+export const createKeyHandler = ({ keys, teams, teamsRequired }: KeyHandlerDeps): RequestHandler => async (req, res) => {
+  const body = parseBody(createKeySchema, req);
+  const scope = teamScopeOf(res);
+  if (scope !== undefined && body.team !== scope) throw insufficientRole(adminOf(res).role, `create a key of team "${body.team}" (only of "${scope}")`);
+  if (teamsRequired() && !teams.exists(body.team)) throw invalidRequest('team', `team: no team "${body.team}" exists (teams.require is on); create it first.`);
+  refuseLimitsAboveTeam(res, teams, body.limits);
+  const created = await keys.create(body);
   res.locals.auditTarget = created.id;
   res.status(201).json(created);
 };
@@ -60,27 +90,35 @@ export const listKeysHandler = ({ keys }: KeyHandlerDeps): RequestHandler => (re
   onlyParams(query, ['team']);
   const team = singleParam(query, 'team');
   if (team !== undefined && !isValidName(team)) throw invalidQuery('team', `Query parameter "team" must be ${NAME_RULE}, got "${team}".`);
-  res.json({ object: 'list', data: keys.list(team) });
+  const scope = teamScopeOf(res);
+  const data = scope !== undefined && team !== undefined && team !== scope ? [] : keys.list(scope ?? team);
+  res.json({ object: 'list', data });
 };
 
 /** `GET /admin/keys/{id}`: the record, or 404 key_not_found. */
 export const getKeyHandler = ({ keys }: KeyHandlerDeps): RequestHandler => (req, res) => {
+  visibleKey(keys, res, idOf(req));
   res.json(keys.get(idOf(req)));
 };
 
 /** `PATCH /admin/keys/{id}`: the changed record; a config key is 409 read_only_key. */
-export const updateKeyHandler = ({ keys }: KeyHandlerDeps): RequestHandler => async (req, res) => {
-  res.json(await keys.update(idOf(req), parseBody(updateKeySchema, req)));
+export const updateKeyHandler = ({ keys, teams }: KeyHandlerDeps): RequestHandler => async (req, res) => {
+  visibleKey(keys, res, idOf(req));
+  const changes = parseBody(updateKeySchema, req);
+  refuseLimitsAboveTeam(res, teams, changes.limits);
+  res.json(await keys.update(idOf(req), changes));
 };
 
 /** `POST /admin/keys/{id}/rotate`: the record plus the new secret; the old one lasts `overlapSeconds`. */
 export const rotateKeyHandler = ({ keys }: KeyHandlerDeps): RequestHandler => async (req, res) => {
+  visibleKey(keys, res, idOf(req));
   const { overlapSeconds } = parseBody(rotateKeySchema, req);
   res.json(await keys.rotate(idOf(req), overlapSeconds));
 };
 
 /** `DELETE /admin/keys/{id}`: 204, revoked for good. */
 export const revokeKeyHandler = ({ keys }: KeyHandlerDeps): RequestHandler => async (req, res) => {
+  visibleKey(keys, res, idOf(req));
   await keys.revoke(idOf(req));
   res.status(204).end();
 };

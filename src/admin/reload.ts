@@ -11,9 +11,10 @@ export interface ReloadResult {
  * Re-reads and applies the config file; rejects with 400 invalid_config (nothing changed) when
  * it is not valid. It records the reload in the audit log itself, as SIGHUP's are.
  */
-export type Reload = (actor: string, requestId: string) => Promise<ReloadResult>;
+export type Reload = (actor: string, requestId: string, actorRole?: string) => Promise<ReloadResult>;
 
 /** `POST /admin/config/reload` (SPEC 12.2): what changed, and what waits for a restart. */
 export const reloadHandler = ({ reload }: { readonly reload: Reload }): RequestHandler => async (_req, res) => {
-  res.json(await reload(String(res.locals.adminId), String(res.getHeader('x-request-id'))));
+  const admin = res.locals.admin as { id: string; role: string };
+  res.json(await reload(admin.id, String(res.getHeader('x-request-id')), admin.role));
 };

@@ -6,6 +6,7 @@ import type { OwnershipRegistry } from '../ownership/index.js';
 import { DatabaseUnavailableError, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
 import { databaseUnavailable } from './audit.js';
 import { invalidQuery, onlyParams, parseBody, singleParam } from './request.js';
+import { narrowedTeam } from './scope.js';
 
 const KINDS: readonly ResourceKind[] = ['model', 'training_job'];
 /** `entity/project/name`: the name a chat request uses for the model (`wandb-artifact:///entity/project/name`). */
@@ -54,7 +55,7 @@ function resourceOf(req: Request, res: Response): { kind: ResourceKind; id: stri
 export const listResourcesHandler = ({ handle }: Pick<ResourceHandlerDeps, 'handle'>): RequestHandler => async (req, res) => {
   const query = req.query as Record<string, unknown>;
   onlyParams(query, ['team', 'project', 'kind']);
-  const team = singleParam(query, 'team');
+  const team = narrowedTeam(res, singleParam(query, 'team'));
   const project = singleParam(query, 'project');
   const kind = singleParam(query, 'kind');
   if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) throw invalidQuery('kind', `Query parameter "kind" must be model or training_job, got "${kind}".`);

@@ -1,15 +1,18 @@
 import type { RequestHandler } from 'express';
-import type { KeyAdmin } from '../auth/index.js';
+import type { AdminKeyAdmin, KeyAdmin } from '../auth/index.js';
 import type { Ledger } from '../metering/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { StoreHandle } from '../store/index.js';
+import type { TeamAdmin } from '../teams/index.js';
+import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from './admin-keys.js';
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
 import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from './keys.js';
 import { reloadHandler, type Reload } from './reload.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
+import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from './teams.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
 
-/** The roles an admin key can have (SPEC 16). Only `admin` keys exist until roles arrive (issue 19). */
+/** The roles an admin key can have (SPEC 16). */
 export type AdminRole = 'admin' | 'viewer' | 'team-admin';
 
 /**
@@ -35,6 +38,10 @@ export interface AdminWrite {
 /** Everything an admin handler may be built from; each factory takes the part it needs. */
 export interface AdminRouteDeps {
   readonly keys: KeyAdmin;
+  readonly teams: TeamAdmin;
+  readonly adminKeys: AdminKeyAdmin;
+  /** `teams.require`: a key must name a team that has a record. */
+  readonly teamsRequired: () => boolean;
   readonly trail: AuditTrail;
   readonly handle: StoreHandle;
   readonly ledger: Ledger;
@@ -61,7 +68,7 @@ export interface AdminRouteSpec {
   readonly body: 'json' | 'none';
   /** A write and how it is audited; null for a read (nothing recorded). */
   readonly write: AdminWrite | null;
-  /** What each role may do here (SPEC 16). Enforced once roles exist; today every admin key is `admin`. */
+  /** What each role may do here (SPEC 16), enforced for every entry by `authorize` (scope.ts). */
   readonly access: Readonly<Record<AdminRole, RoleAccess>>;
   /** Builds the handler once, when the app is built; it throws or passes a GatewayError to fail. */
   readonly handler: (deps: AdminRouteDeps) => RequestHandler;
@@ -86,6 +93,17 @@ export const ADMIN_ROUTES: readonly AdminRouteSpec[] = [
   { method: 'PATCH', path: '/admin/keys/:id', body: 'json', write: audit('key.update'), access: TEAM_KEY_WRITE, handler: updateKeyHandler },
   { method: 'DELETE', path: '/admin/keys/:id', body: 'none', write: audit('key.revoke'), access: TEAM_KEY_WRITE, handler: revokeKeyHandler },
   { method: 'POST', path: '/admin/keys/:id/rotate', body: 'json', write: audit('key.rotate'), access: TEAM_KEY_WRITE, handler: rotateKeyHandler },
+  { method: 'POST', path: '/admin/teams', body: 'json', write: audit('team.create'), access: ADMIN_ONLY, handler: createTeamHandler },
+  { method: 'GET', path: '/admin/teams', body: 'none', write: null, access: READ, handler: listTeamsHandler },
+  { method: 'GET', path: '/admin/teams/:id', body: 'none', write: null, access: READ, handler: getTeamHandler },
+  { method: 'PATCH', path: '/admin/teams/:id', body: 'json', write: audit('team.update'), access: ADMIN_ONLY, handler: updateTeamHandler },
+  { method: 'DELETE', path: '/admin/teams/:id', body: 'none', write: audit('team.delete'), access: ADMIN_ONLY, handler: deleteTeamHandler },
+  { method: 'POST', path: '/admin/admin-keys', body: 'json', write: audit('admin_key.create'), access: ADMIN_ONLY, handler: createAdminKeyHandler },
+  { method: 'GET', path: '/admin/admin-keys', body: 'none', write: null, access: ADMIN_ONLY, handler: listAdminKeysHandler },
+  { method: 'GET', path: '/admin/admin-keys/:id', body: 'none', write: null, access: ADMIN_ONLY, handler: getAdminKeyHandler },
+  { method: 'PATCH', path: '/admin/admin-keys/:id', body: 'json', write: audit('admin_key.update'), access: ADMIN_ONLY, handler: updateAdminKeyHandler },
+  { method: 'DELETE', path: '/admin/admin-keys/:id', body: 'none', write: audit('admin_key.revoke'), access: ADMIN_ONLY, handler: revokeAdminKeyHandler },
+  { method: 'POST', path: '/admin/admin-keys/:id/rotate', body: 'json', write: audit('admin_key.rotate'), access: ADMIN_ONLY, handler: rotateAdminKeyHandler },
   { method: 'GET', path: '/admin/audit', body: 'none', write: null, access: READ, handler: listAuditHandler },
   { method: 'GET', path: '/admin/resources', body: 'none', write: null, access: READ, handler: listResourcesHandler },
   { method: 'PUT', path: '/admin/resources/:kind/:id', body: 'json', write: audit('resource.assign'), access: ADMIN_ONLY, handler: assignResourceHandler },

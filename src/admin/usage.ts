@@ -5,6 +5,7 @@ import { DatabaseUnavailableError, InvalidCursorError, type LedgerRow, type Stor
 import { databaseUnavailable } from './audit.js';
 import { CsvNumber, toCsv } from './csv.js';
 import { invalidQuery } from './request.js';
+import { narrowedTeam } from './scope.js';
 import { csvRequested, parseLedgerPageQuery, parseUsageQuery } from './usage-query.js';
 
 /** Where the usage routes read from: the ledger in the durable store, after this instance's buffered rows are written. */
@@ -74,6 +75,8 @@ export function usageHandler(deps: UsageDeps): RequestHandler {
   return async (req, res, next) => {
     try {
       const query = parseUsageQuery(req.query as Record<string, unknown>);
+      const team = narrowedTeam(res, query.team);
+      if (team !== undefined) query.team = team;
       const csv = csvRequested(req.query as Record<string, unknown>);
       await deps.ledger.flush(Date.now() + FLUSH_BEFORE_READ_MS);
       const aggregates = await deps.handle.require().aggregateUsage(query);
@@ -97,6 +100,8 @@ export function ledgerRowsHandler(deps: UsageDeps): RequestHandler {
   return async (req, res, next) => {
     try {
       const query = parseLedgerPageQuery(req.query as Record<string, unknown>);
+      const team = narrowedTeam(res, query.team);
+      if (team !== undefined) query.team = team;
       await deps.ledger.flush(Date.now() + FLUSH_BEFORE_READ_MS);
       const page = await deps.handle.require().pageLedger(query);
       const data = page.rows.map(ledgerRow);

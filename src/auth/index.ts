@@ -1,8 +1,10 @@
 import type { Config } from '../config/index.js';
+import { errors } from '../errors.js';
 import { AuthFailure } from './failure.js';
 import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
 import type { RuntimeKeys } from './runtime-keys.js';
+import type { RuntimeAdminKeys } from './admin-keys.js';
 import { sha256Hex, StaticKeyTable } from './static-keys.js';
 
 export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './failure.js';
@@ -12,11 +14,31 @@ export type { Principal, ProjectRef } from './principal.js';
 export { RuntimeKeys, type RuntimeKey } from './runtime-keys.js';
 export { startKeySync, type KeySync, type KeySyncOptions } from './key-sync.js';
 export { sha256Hex } from './static-keys.js';
+export { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys, type AdminKeyView, type NewAdminKey } from './admin-keys.js';
 export { KeyAdmin, type KeyView, type KeyWithSecret, type NewKey, type KeyChanges } from './key-admin.js';
 
 /** The identity behind an admin key: may call /admin/*, nothing under /v1. */
 export interface AdminPrincipal {
   readonly id: string;
+  /** What it may do (SPEC 16); config keys without one are `admin`. */
+  readonly role: 'admin' | 'viewer' | 'team-admin';
+  /** The one team a `team-admin` manages; null for the other roles. */
+  readonly team: string | null;
+}
+
+/** Whether a team's keys are refused (SPEC 16: a disabled team, 403 team_disabled). */
+export interface TeamStatus {
+  isDisabled(team: string): boolean;
+}
+
+const NO_TEAMS: TeamStatus = { isDisabled: () => false };
+
+/** A valid key of a disabled team: a 403 rather than a 401, the key itself is fine. */
+function refuseDisabledTeam(principal: Principal, teams: TeamStatus): Principal {
+  if (teams.isDisabled(principal.team)) {
+    throw errors.teamDisabled(principal.team);
+  }
+  return principal;
 }
 
 export interface Authenticator {
@@ -43,7 +65,12 @@ function bearerToken(authorization: string | undefined): string {
  * Builds the authenticator from config (static keys and the JWT key source are prepared here)
  * over the runtime keys of the admin API, which outlive config reloads.
  */
-export async function createAuthenticator(config: Config, runtimeKeys: RuntimeKeys): Promise<Authenticator> {
+export async function createAuthenticator(
+  config: Config,
+  runtimeKeys: RuntimeKeys,
+  teams: TeamStatus = NO_TEAMS,
+  runtimeAdmins?: RuntimeAdminKeys,
+): Promise<Authenticator> {
   const principals = config.auth.keys.map(
     (key): Principal & { sha256: string } => ({
       kind: 'key',
@@ -65,9 +92,9 @@ export async function createAuthenticator(config: Config, runtimeKeys: RuntimeKe
       const token = bearerToken(authorization);
       const digest = sha256Hex(token);
       const principal = keys.find(digest) ?? runtimeKeys.authenticate(digest, Date.now());
-      if (principal) return principal;
-      if (jwt && looksLikeJwt(token)) return jwt.verify(token);
-      if (admins.find(digest)) {
+      if (principal) return refuseDisabledTeam(principal, teams);
+      if (jwt && looksLikeJwt(token)) return refuseDisabledTeam(await jwt.verify(token), teams);
+      if (admins.find(digest) || runtimeAdmins?.authenticate(digest, Date.now())) {
         throw new AuthFailure('admin_key', 'Admin keys are only valid on /admin routes; use an API key for /v1.');
       }
       throw new AuthFailure('unknown_key', 'Incorrect API key provided.');
@@ -76,7 +103,9 @@ export async function createAuthenticator(config: Config, runtimeKeys: RuntimeKe
       const token = bearerToken(authorization);
       const digest = sha256Hex(token);
       const admin = admins.find(digest);
-      if (admin) return { id: admin.id };
+      if (admin) return { id: admin.id, role: admin.role, team: admin.team ?? null };
+      const made = runtimeAdmins?.authenticate(digest, Date.now());
+      if (made) return { id: made.id, role: made.role, team: made.team };
       const isUserCredential =
         keys.find(digest) !== undefined ||
         runtimeKeys.authenticate(digest, Date.now()) !== undefined ||

@@ -4,11 +4,11 @@ import { parseDocument } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 import { firstIssueInWords } from './zod-issue.js';
 
-export { keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
+export { ADMIN_ROLES, adminRoleSchema, keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
 
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
 export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
-export type { Config, LimitSet, StaticKeyConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
+export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 
 /** A configuration problem: one line naming the key path and what is wrong. */
 export class ConfigError extends Error {

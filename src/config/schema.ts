@@ -134,7 +134,38 @@ const jwtSchema = z
   });
 export type JwtConfig = z.infer<typeof jwtSchema>;
 
-const adminKeySchema = z.object({ id: z.string().min(1), sha256: sha256Hex }).strict();
+/** What an admin key may do (SPEC 16): `admin` everything, `viewer` reads, `team-admin` its own team's keys and data. */
+export const ADMIN_ROLES = ['admin', 'viewer', 'team-admin'] as const;
+export const adminRoleSchema = z.enum(ADMIN_ROLES, { error: 'must be admin, viewer or team-admin' });
+
+const adminKeySchema = z
+  .object({ id: z.string().min(1), sha256: sha256Hex, role: adminRoleSchema.default('admin'), team: namePart.optional() })
+  .strict()
+  .superRefine((key, ctx) => {
+    if (key.role === 'team-admin' && key.team === undefined) ctx.addIssue({ code: 'custom', path: ['team'], message: 'a team-admin key names its team' });
+    if (key.role !== 'team-admin' && key.team !== undefined) ctx.addIssue({ code: 'custom', path: ['team'], message: 'only a team-admin key names a team' });
+  });
+export type AdminKeyConfig = z.infer<typeof adminKeySchema>;
+
+/** A read-only team of the config file (SPEC 16): its limits hold over all of its traffic. */
+const teamSchema = z
+  .object({
+    id: namePart,
+    description: z.string().max(1000).nullish().transform((v) => v ?? null),
+    limits: limitSetSchema.default({}),
+    disabled: z.boolean().default(false),
+  })
+  .strict();
+export type TeamConfig = z.infer<typeof teamSchema>;
+
+/**
+ * `teams:` is the list of SPEC 16, or `{ require, records }` where `require: true` refuses a
+ * key (admin API) naming a team that has no record.
+ */
+const teamsSchema = z
+  .union([z.array(teamSchema), z.object({ require: z.boolean().default(false), records: z.array(teamSchema).nullish().transform((v) => v ?? []) }).strict()])
+  .nullish()
+  .transform((v) => (Array.isArray(v) ? { require: false, records: v } : (v ?? { require: false, records: [] })));
 
 const FAILURE_LIMIT_DEFAULTS = { perMinute: 30, blockSeconds: 60 };
 /**
@@ -221,6 +252,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    teams: teamsSchema,
     rateLimits: z
       .object({
         onStoreError: z.enum(['open', 'closed']).default('open'),
@@ -300,6 +332,11 @@ export const configSchema = z
     config.auth.keys.forEach((key, i) => {
       if (seen.has(key.id)) ctx.addIssue({ code: 'custom', path: ['auth', 'keys', i, 'id'], message: `duplicate key id "${key.id}"` });
       seen.add(key.id);
+    });
+    const teams = new Set<string>();
+    config.teams.records.forEach((team, i) => {
+      if (teams.has(team.id)) ctx.addIssue({ code: 'custom', path: ['teams', i, 'id'], message: `duplicate team id "${team.id}"` });
+      teams.add(team.id);
     });
   });
 

@@ -30,6 +30,8 @@ export function rateLimitHeaders(checks: readonly Check[], used: readonly number
   for (let i = 0; i < checks.length; i++) {
     const check = checks[i]!;
     const slot = limitIndex(check.limit);
+    // Spend counters (a team's) are not limits: no header shows them.
+    if (slot >= LIMIT_KINDS.length) continue;
     const best = tightest[slot]!;
     if (best === -1 || remainingOf(checks[best]!, used[best]!) > remainingOf(check, used[i]!)) tightest[slot] = i;
   }

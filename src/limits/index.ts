@@ -11,8 +11,10 @@ import type { LimitStore } from './store.js';
 
 export { createLimiter } from './limiter.js';
 export type { Admission, AdmissionRequest, Limiter, LimitEvents } from './limiter.js';
-export type { LimitScope, LimitStore } from './store.js';
-export type { LimitName, LimitSet } from '../limit-kinds.js';
+export type { LimitScope, LimitStore, ScopeReading } from './store.js';
+export type { CounterName, LimitName, LimitSet } from '../limit-kinds.js';
+export { counterLimit, limitKind, LIMIT_KINDS } from '../limit-kinds.js';
+export type { TeamLimitSource } from './plan.js';
 export { formatGoDuration } from '../duration.js';
 
 /**

@@ -3,9 +3,9 @@ import { errors } from '../errors.js';
 import { rateLimitHeaders } from './headers.js';
 import { limitKind, type LimitName } from '../limit-kinds.js';
 import { MemoryStore } from './memory-store.js';
-import { LimitPlan, wholeUnits } from './plan.js';
+import { LimitPlan, wholeUnits, type TeamLimitSource } from './plan.js';
 import { rejectionFor } from './rejection.js';
-import { StoreUnavailableError, type Check, type LimitScope, type LimitStore, type Outcome } from './store.js';
+import { StoreUnavailableError, type Check, type LimitScope, type LimitStore, type Outcome, type ScopeReading } from './store.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
 
 export interface LimitEvents {
@@ -62,6 +62,11 @@ export interface Limiter {
    * reservations already made settle as they were made. The store stays the same.
    */
   configure(config: Config): void;
+  /**
+   * A team scope's counters as they stand (its limits and its spend, SPEC 16), read from the
+   * shared store — or, while it cannot answer in `open` mode, from this instance's fallback.
+   */
+  readTeam(team: string): Promise<ScopeReading>;
   close(): Promise<void>;
 }
 
@@ -102,13 +107,14 @@ class StoreLimiter implements Limiter {
     config: Config,
     private readonly store: LimitStore,
     private readonly events: LimitEvents,
+    private readonly teams: TeamLimitSource,
   ) {
     this.configure(config);
     this.fallback = store instanceof MemoryStore ? undefined : new MemoryStore();
   }
 
   configure(config: Config): void {
-    this.plan = new LimitPlan(config, config.redis.keyPrefix);
+    this.plan = new LimitPlan(config, config.redis.keyPrefix, this.teams);
     this.currency = config.metering.prices.currency;
     this.failOpen = config.rateLimits.onStoreError === 'open';
   }
@@ -120,7 +126,8 @@ class StoreLimiter implements Limiter {
     const { store, result } = await this.acquire(checks);
     if (!result.admitted) {
       const rejection = rejectionFor(checks, result, this.currency);
-      this.events.onRejected(rejection.check.scope, rejection.check.limit);
+      // Spend counters never refuse: what is reported is always a limit.
+      this.events.onRejected(rejection.check.scope, rejection.check.limit as LimitName);
       throw rejection.error;
     }
     const headers = rateLimitHeaders(checks, result.used, result.resetMs);
@@ -129,6 +136,17 @@ class StoreLimiter implements Limiter {
 
   ready(): boolean {
     return this.failOpen || this.store.ready();
+  }
+
+  async readTeam(team: string): Promise<ScopeReading> {
+    const key = this.plan.teamKey(team);
+    try {
+      return await this.store.read(key);
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError) || !this.fallback) throw err;
+      this.events.onStoreError(this.store.name);
+      return this.fallback.read(key);
+    }
   }
 
   storeConnected(): boolean {
@@ -192,6 +210,8 @@ class StoreLimiter implements Limiter {
  * connection module). With a shared store and `onStoreError: open`, a memory fallback answers
  * while the store cannot.
  */
-export function createLimiter(config: Config, store: LimitStore, events: LimitEvents): Limiter {
-  return new StoreLimiter(config, store, events);
+export function createLimiter(config: Config, store: LimitStore, events: LimitEvents, teams: TeamLimitSource = NO_TEAMS): Limiter {
+  return new StoreLimiter(config, store, events, teams);
 }
+
+const NO_TEAMS: TeamLimitSource = { limitsOf: () => undefined };

@@ -1,4 +1,4 @@
-import { isInflight, refuses, type Check, type LimitStore, type Outcome } from './store.js';
+import { isInflight, refuses, type Check, type LimitStore, type Outcome, type ScopeReading } from './store.js';
 
 /** A windowed counter: units used, and when its window ends (epoch ms). */
 interface Counter {
@@ -97,6 +97,14 @@ export class MemoryStore implements LimitStore {
 
   ready(): boolean {
     return true;
+  }
+
+  read(key: string): Promise<ScopeReading> {
+    const now = Date.now();
+    const scope = this.scopes.get(key);
+    const counters: Record<string, { used: number; end: number }> = {};
+    for (const [limit, counter] of scope?.counters ?? []) if (counter.end > now) counters[limit] = { used: counter.used, end: counter.end };
+    return Promise.resolve({ inflight: scope?.inflight ?? 0, counters: counters as ScopeReading['counters'] });
   }
 
   whenReady(): Promise<boolean> {

@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
 import { DAY_MS, msToUtcMidnight, msToUtcMonthEnd } from '../calendar.js';
-import { counterLimit, LIMIT_KINDS, type LimitKind, type LimitName, type LimitSet } from '../limit-kinds.js';
+import { counterLimit, LIMIT_KINDS, SPEND_KINDS, UNLIMITED_MAX, type CounterName, type LimitKind, type LimitSet } from '../limit-kinds.js';
 import type { Check, LimitScope } from './store.js';
 
 /** Projects whose checks are kept ready; past this the cache starts over (`team/*` admits any project name). */
@@ -9,7 +9,7 @@ const MAX_CACHED_PROJECTS = 10_000;
 
 /** A configured limit of a LimitSet, in table order. */
 interface CompiledLimit {
-  readonly limit: LimitName;
+  readonly limit: CounterName;
   readonly kind: LimitKind;
   readonly max: number;
 }
@@ -22,6 +22,18 @@ function compile(set: LimitSet): readonly CompiledLimit[] {
   }
   return limits;
 }
+
+/**
+ * The limits of the teams that have a record (SPEC 16), by team id: undefined for a team with
+ * none (no team scope at all). The same LimitSet object until the team's limits change, so the
+ * plan built from it is kept.
+ */
+export interface TeamLimitSource {
+  limitsOf(team: string): LimitSet | undefined;
+}
+
+/** A team scope also counts its spend (never refusing), so its record can show it without a ledger scan. */
+const SPEND_COUNTERS: readonly CompiledLimit[] = SPEND_KINDS.map((kind) => ({ limit: kind.name, kind, max: UNLIMITED_MAX }));
 
 /** What one request reserves: its estimated tokens and cost (in nano-units of the currency). */
 export interface Reservation {
@@ -61,7 +73,8 @@ class ScopePlan {
     private readonly limits: readonly CompiledLimit[],
   ) {
     this.fixed = limits.map(({ limit, kind, max }) => {
-      if (kind.unit === 'token' || kind.unit === 'cost') return undefined;
+      // Calendar windows (a spend counter of requests too) are opened with the time left in their day or month.
+      if (kind.unit === 'token' || kind.unit === 'cost' || kind.window.type === 'utcDay' || kind.window.type === 'utcMonth') return undefined;
       const windowMs = kind.window.type === 'fixed' ? kind.window.ms : 0;
       return Object.freeze({ scope, subject, limit, max, cost: 1, windowMs, key });
     });
@@ -76,11 +89,12 @@ class ScopePlan {
         continue;
       }
       const { limit, kind, max } = this.limits[i]!;
-      const cost = kind.unit === 'cost' ? terms.costNanos : terms.tokens;
+      const cost = kind.unit === 'cost' ? terms.costNanos : kind.unit === 'token' ? terms.tokens : 1;
       const { window } = kind;
       const windowMs =
         window.type === 'utcDay' ? terms.msToMidnight : window.type === 'utcMonth' ? terms.msToMonthEnd : window.type === 'fixed' ? window.ms : 0;
-      checks.push(terms.spends ? { scope, subject, limit, max, cost, windowMs, key } : { scope, subject, limit, max, cost, windowMs, key, reportOnly: true });
+      const charged = terms.spends || kind.unit === 'request';
+      checks.push(charged ? { scope, subject, limit, max, cost, windowMs, key } : { scope, subject, limit, max, cost, windowMs, key, reportOnly: true });
     }
   }
 }
@@ -117,10 +131,13 @@ export class LimitPlan {
   private readonly projectPlans = new Map<string, Map<string, ScopePlan | null>>();
   private cachedProjects = 0;
   private readonly monthEnd = new MonthEnd();
+  /** team → its plan, built from the LimitSet object it was built from (a changed team gets a new one). */
+  private readonly teamPlans = new Map<string, { readonly set: LimitSet; readonly plan: ScopePlan }>();
 
   constructor(
     config: Config,
     private readonly keyPrefix: string,
+    private readonly teams: TeamLimitSource = { limitsOf: () => undefined },
   ) {
     for (const [entry, set] of Object.entries(config.rateLimits.projects)) {
       const compiled = compile(set);
@@ -138,8 +155,9 @@ export class LimitPlan {
   checksFor(principal: Principal, project: ProjectRef, reserve: number | Reservation, now: number): Check[] {
     const keyPlan = this.principalPlan(principal);
     const projectPlan = this.projectPlan(principal, project);
+    const teamPlan = this.teamPlan(principal.team);
     const checks: Check[] = [];
-    if (keyPlan === null && projectPlan === null) return checks;
+    if (keyPlan === null && projectPlan === null && teamPlan === null) return checks;
     const amounts = typeof reserve === 'number' ? { tokens: reserve, costNanos: 0 } : reserve;
     const terms: RequestTerms = {
       tokens: wholeUnits(amounts.tokens),
@@ -150,7 +168,27 @@ export class LimitPlan {
     };
     keyPlan?.addTo(checks, terms);
     projectPlan?.addTo(checks, terms);
+    teamPlan?.addTo(checks, terms);
     return checks;
+  }
+
+  /** The record of a team's scope in the store: under the team's hash tag, like its keys' and projects' (one Cluster slot). */
+  teamKey(team: string): string {
+    return `${this.keyPrefix}{${team}}:team`;
+  }
+
+  /**
+   * The team scope (SPEC 16) of a team with a record: its limits and its spend counters, one
+   * more hash in the same admission script call (no extra Redis command).
+   */
+  private teamPlan(team: string): ScopePlan | null {
+    const set = this.teams.limitsOf(team);
+    if (set === undefined) return null;
+    const cached = this.teamPlans.get(team);
+    if (cached?.set === set) return cached.plan;
+    const plan = new ScopePlan('team', `team ${team}`, this.teamKey(team), [...compile(set), ...SPEND_COUNTERS]);
+    this.teamPlans.set(team, { set, plan });
+    return plan;
   }
 
   /**

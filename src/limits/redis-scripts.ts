@@ -1,4 +1,4 @@
-import { LIMIT_KINDS, type LimitName } from '../limit-kinds.js';
+import { LIMIT_KINDS, SPEND_KINDS, type CounterName } from '../limit-kinds.js';
 
 /**
  * The one Lua script of the Redis store, run for every admission and for every batch of
@@ -205,15 +205,15 @@ export interface ScopeNumbers {
   readonly nextSweep: number;
   readonly expires: number;
   /** Per limit kind charged so far: units used and when that window ends (epoch ms, Redis clock). */
-  readonly counters: Partial<Record<LimitName, { readonly used: number; readonly end: number }>>;
+  readonly counters: Partial<Record<CounterName, { readonly used: number; readonly end: number }>>;
 }
 
 /** Decodes a scope hash's `c` field (as a Buffer: `HGETBUFFER key c`). */
 export function decodeScopeNumbers(blob: Buffer): ScopeNumbers {
   const numbers: number[] = [];
   for (let offset = 0; offset + 8 <= blob.length; offset += 8) numbers.push(blob.readDoubleLE(offset));
-  const counters: Partial<Record<LimitName, { used: number; end: number }>> = {};
-  LIMIT_KINDS.forEach((kind, index) => {
+  const counters: Partial<Record<CounterName, { used: number; end: number }>> = {};
+  [...LIMIT_KINDS, ...SPEND_KINDS].forEach((kind, index) => {
     const end = numbers[4 + 2 * index] ?? 0;
     if (end > 0) counters[kind.name] = { used: numbers[3 + 2 * index] ?? 0, end };
   });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
 import { limitIndex } from '../limit-kinds.js';
-import { LIMITS_SCRIPT } from './redis-scripts.js';
-import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome } from './store.js';
+import { decodeScopeNumbers, LIMITS_SCRIPT } from './redis-scripts.js';
+import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome, type ScopeReading } from './store.js';
 
 /** The script, once defined on the connection (ioredis runs EVALSHA and reloads on NOSCRIPT). */
 interface ScriptCommands {
@@ -164,6 +164,18 @@ export class RedisStore implements LimitStore {
       else scope.deltas.set(id, { kind: limitIndex(check.limit), end: windowEnds[i]!, delta });
     }
     this.scheduleFlush();
+  }
+
+  /** One HGET of the scope's packed numbers (admin reads, not the request path); windows that ended read as absent. */
+  async read(key: string): Promise<ScopeReading> {
+    if (!this.connected()) throw new StoreUnavailableError(`redis is ${this.connection.status}`);
+    const blob = await this.deadline.watch(this.connection.hgetBuffer(key, 'c'));
+    if (blob === null) return { inflight: 0, counters: {} };
+    const numbers = decodeScopeNumbers(blob);
+    const now = Date.now();
+    const counters: Record<string, { used: number; end: number }> = {};
+    for (const [name, counter] of Object.entries(numbers.counters)) if (counter.end > now) counters[name] = counter;
+    return { inflight: numbers.inflight, counters: counters as ScopeReading['counters'] };
   }
 
   /** Sends every waiting settle now, and resolves once it and the store's other background writes have reached Redis. */

@@ -1,7 +1,7 @@
-import { limitKind, type LimitName } from '../limit-kinds.js';
+import { limitKind, type CounterName } from '../limit-kinds.js';
 
-/** Who a limit belongs to: the caller (static key or JWT subject) or its team/project. */
-export type LimitScope = 'key' | 'project';
+/** Who a limit belongs to: the caller (static key or JWT subject), its team/project, or its whole team (SPEC 16). */
+export type LimitScope = 'key' | 'project' | 'team';
 
 /**
  * One limit to check and charge for one request, prepared by the plan. A scope's limits all
@@ -13,7 +13,7 @@ export interface Check {
   readonly scope: LimitScope;
   /** How a person reads the scope in a 429 message: `key ci-bot`, `project team-a/prod`. */
   readonly subject: string;
-  readonly limit: LimitName;
+  readonly limit: CounterName;
   readonly max: number;
   /**
    * Units this request takes: 1 request / in-flight slot, or its estimated tokens or cost (may
@@ -91,7 +91,15 @@ export interface LimitStore {
   whenReady(timeoutMs: number): Promise<boolean>;
   /** Resolves when every settle so far, and the store's own corrections, have reached the store. */
   settled(): Promise<void>;
+  /** One scope's counters as they stand (live windows only), for reading a team's spend; never charges. */
+  read(key: string): Promise<ScopeReading>;
   close(): Promise<void>;
+}
+
+/** What a scope's record holds now: requests in flight, and each counter in a live window. */
+export interface ScopeReading {
+  readonly inflight: number;
+  readonly counters: Partial<Record<CounterName, { readonly used: number; readonly end: number }>>;
 }
 
 /** The store did not answer (down, timed out, refused the command). */

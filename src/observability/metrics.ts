@@ -92,7 +92,7 @@ export interface KnownLabels {
   readonly stores: readonly string[];
 }
 
-const LIMIT_SCOPES = ['key', 'project'] as const;
+const LIMIT_SCOPES = ['key', 'project', 'team'] as const;
 
 export interface MetricsOptions {
   /** Series to create at zero (see KnownLabels). */

@@ -1,5 +1,6 @@
 import { setTimeout as delay, setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
+import { insertAdminKey, markAdminKeyRevoked, patchAdminKey, rotateAdminSecret, selectStoredAdminKeys } from './admin-keys/admin-key-queries.js';
 import { insertAudit, selectAudit } from './audit/audit-queries.js';
 import { withinDeadline } from './core/deadline.js';
 import type * as Store from './core/durable-store.js';
@@ -10,6 +11,7 @@ import type { StoreBackend } from './core/store-backend.js';
 import { insertKey, markRevoked, patchKey, rotateSecret, selectKey, selectKeys, selectStoredKeys } from './keys/key-queries.js';
 import { deleteLedgerChunk, insertLedger, selectLedgerPage } from './ledger/ledger-queries.js';
 import { aggregateLedger } from './ledger/usage-aggregate.js';
+import { insertTeam, patchTeam, removeTeam, selectTeam, selectTeams } from './teams/team-queries.js';
 import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resources/resource-queries.js';
 
 /** A write's result, and the changes to announce once it has committed. */
@@ -112,6 +114,66 @@ export class KyselyDurableStore implements Store.DurableStore {
     return stored;
   }
 
+  createTeam(record: Store.TeamRecord): Promise<Store.TeamRecord> {
+    return this.write(async (trx) => ({ value: await insertTeam(trx, this.backend.dialect, record), changes: [change('team', record.id)] }));
+  }
+
+  getTeam(id: string, options?: Store.ReadOptions): Promise<Store.TeamRecord | undefined> {
+    return this.call((db) => selectTeam(db, id), this.boundOf(options));
+  }
+
+  listTeams(): Promise<Store.TeamRecord[]> {
+    return this.call((db) => selectTeams(db));
+  }
+
+  updateTeam(id: string, patch: Store.TeamPatch): Promise<Store.TeamRecord | undefined> {
+    return this.write(async (trx) => {
+      const value = await patchTeam(trx, this.backend.dialect, id, patch);
+      return { value, changes: value ? [change('team', id)] : [] };
+    });
+  }
+
+  deleteTeam(id: string): Promise<Store.TeamDeletion> {
+    return this.write(async (trx) => {
+      const value = await removeTeam(trx, id);
+      return { value, changes: value === 'deleted' ? [change('team', id)] : [] };
+    });
+  }
+
+  createAdminKey(record: Store.AdminKeyRecord, sha256: string): Promise<Store.AdminKeyRecord> {
+    return this.write(async (trx) => ({ value: await insertAdminKey(trx, this.backend.dialect, record, sha256), changes: [change('admin_key', record.id)] }));
+  }
+
+  updateAdminKey(id: string, patch: Store.AdminKeyPatch): Promise<Store.AdminKeyRecord | undefined> {
+    return this.write(async (trx) => {
+      const value = await patchAdminKey(trx, this.backend.dialect, id, patch);
+      return { value, changes: value ? [change('admin_key', id)] : [] };
+    });
+  }
+
+  rotateAdminKey(id: string, newSha256: string, previousValidUntil: string | null): Promise<Store.AdminKeyRecord | undefined> {
+    return this.write(async (trx) => {
+      const value = await rotateAdminSecret(trx, this.backend.dialect, id, newSha256, previousValidUntil);
+      return { value, changes: value ? [change('admin_key', id)] : [] };
+    });
+  }
+
+  revokeAdminKey(id: string): Promise<boolean> {
+    return this.write(async (trx) => {
+      const value = await markAdminKeyRevoked(trx, id);
+      return { value, changes: value ? [change('admin_key', id)] : [] };
+    });
+  }
+
+  loadAdminKeys(): Promise<Store.StoredAdminKey[]> {
+    return this.call((db) => selectStoredAdminKeys(db));
+  }
+
+  async loadAdminKey(id: string, options?: Store.ReadOptions): Promise<Store.StoredAdminKey | undefined> {
+    const [stored] = await this.call((db) => selectStoredAdminKeys(db, id), this.boundOf(options));
+    return stored;
+  }
+
   getResource(kind: Store.ResourceKind, id: string, options?: Store.ReadOptions): Promise<Store.ResourceRecord | undefined> {
     return this.call((db) => selectResource(db, kind, id), this.boundOf(options));
   }
@@ -204,5 +266,6 @@ export class KyselyDurableStore implements Store.DurableStore {
   }
 }
 
+const change = (kind: 'team' | 'admin_key', id: string): Store.StoreChange => ({ kind, id });
 const keyChange = (id: string): Store.StoreChange => ({ kind: 'key', id });
 const resourceChange = (resourceKind: Store.ResourceKind, id: string): Store.StoreChange => ({ kind: 'resource', id, resourceKind });

@@ -10,6 +10,7 @@ export async function insertAudit(db: Kysely<Database>, entry: AuditEntry): Prom
     .values({
       at: isoInstant(entry.at),
       actor: entry.actor,
+      actor_role: entry.actorRole ?? null,
       action: entry.action,
       target: entry.target,
       result: entry.result,

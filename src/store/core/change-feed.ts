@@ -8,7 +8,7 @@ interface ChangeMessage {
   change: StoreChange;
 }
 
-const KINDS = new Set(['key', 'resource', 'resync']);
+const KINDS = new Set(['key', 'resource', 'team', 'admin_key', 'resync']);
 
 function isStoreChange(value: unknown): value is StoreChange {
   if (typeof value !== 'object' || value === null) return false;

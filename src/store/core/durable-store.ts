@@ -63,10 +63,48 @@ export interface ResourceFilter {
   kind?: ResourceKind;
 }
 
+/** A team record (SPEC 16): its limits hold over all of the team's traffic. */
+export interface TeamRecord {
+  id: string;
+  description: string | null;
+  limits: Record<string, number>;
+  disabled: boolean;
+  createdAt: string;
+}
+
+export type TeamPatch = Partial<Pick<TeamRecord, 'description' | 'limits' | 'disabled'>>;
+
+/** What deleting a team did: `in_use` while a live key still names it (SPEC 16: 409 team_in_use). */
+export type TeamDeletion = 'deleted' | 'not_found' | 'in_use';
+
+export type AdminRoleName = 'admin' | 'viewer' | 'team-admin';
+
+/** An admin key made through `/admin/admin-keys` (SPEC 16). Never carries its secret. */
+export interface AdminKeyRecord {
+  id: string;
+  role: AdminRoleName;
+  /** The team of a `team-admin`; null for the other roles. */
+  team: string | null;
+  description: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  disabled: boolean;
+  revokedAt: string | null;
+}
+
+export type AdminKeyPatch = Partial<Pick<AdminKeyRecord, 'role' | 'team' | 'description' | 'expiresAt' | 'disabled'>>;
+
+export interface StoredAdminKey {
+  record: AdminKeyRecord;
+  secrets: KeySecret[];
+}
+
 /** One audited admin write or reload (SPEC 12.3). */
 export interface AuditEntry {
   at: string;
   actor: string;
+  /** The actor's admin role (SPEC 16); absent for a SIGHUP reload and entries older than roles. */
+  actorRole?: string;
   action: string;
   target: string;
   result: string;
@@ -158,7 +196,7 @@ export interface LedgerPage {
  * A key or resource was written (by any instance; `resourceKind` is set for resources), or
  * `resync`: the feed may have missed changes, reload everything.
  */
-export type StoreChange = { kind: 'key' | 'resource'; id: string; resourceKind?: ResourceKind } | { kind: 'resync' };
+export type StoreChange = { kind: 'key' | 'resource' | 'team' | 'admin_key'; id: string; resourceKind?: ResourceKind } | { kind: 'resync' };
 
 export type StoreChangeListener = (change: StoreChange) => void;
 
@@ -201,6 +239,23 @@ export interface DurableStore {
   /** Every key with its secrets still valid (a revoked key with the ones it had), for the key cache. */
   loadKeys(): Promise<StoredKey[]>;
   loadKey(id: string, options?: ReadOptions): Promise<StoredKey | undefined>;
+
+  /** Stores a new team. TeamIdTakenError when the id exists. */
+  createTeam(record: TeamRecord): Promise<TeamRecord>;
+  getTeam(id: string, options?: ReadOptions): Promise<TeamRecord | undefined>;
+  /** Teams by id. */
+  listTeams(): Promise<TeamRecord[]>;
+  updateTeam(id: string, patch: TeamPatch): Promise<TeamRecord | undefined>;
+  /** Deletes a team no live key names; `in_use` (nothing deleted) while one does. */
+  deleteTeam(id: string): Promise<TeamDeletion>;
+
+  /** As createKey, for admin keys. */
+  createAdminKey(record: AdminKeyRecord, sha256: string): Promise<AdminKeyRecord>;
+  updateAdminKey(id: string, patch: AdminKeyPatch): Promise<AdminKeyRecord | undefined>;
+  rotateAdminKey(id: string, newSha256: string, previousValidUntil: string | null): Promise<AdminKeyRecord | undefined>;
+  revokeAdminKey(id: string): Promise<boolean>;
+  loadAdminKeys(): Promise<StoredAdminKey[]>;
+  loadAdminKey(id: string, options?: ReadOptions): Promise<StoredAdminKey | undefined>;
 
   getResource(kind: ResourceKind, id: string, options?: ReadOptions): Promise<ResourceRecord | undefined>;
   /** The oldest model recorded with this `entity/project/name`. */

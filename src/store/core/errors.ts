@@ -45,3 +45,12 @@ export class InvalidCursorError extends Error {
     super('invalid ledger cursor');
   }
 }
+
+/** A team id exists already. */
+export class TeamIdTakenError extends Error {
+  override name = 'TeamIdTakenError';
+
+  constructor(readonly teamId: string) {
+    super(`team id "${teamId}" is taken`);
+  }
+}

@@ -142,6 +142,47 @@ async function keyLedgerByRowId(db: Kysely<Database>, c: ColumnTypes): Promise<v
   await db.schema.createIndex('ledger_key_at').on('ledger').columns(['key_id', 'at', 'id']).execute();
 }
 
+/**
+ * Version 3 (SPEC 16): team records, admin keys made at runtime (their secrets as digests, as
+ * for API keys) and the role of the admin key behind each audit entry.
+ */
+async function addTeamsAndAdminKeys(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('teams')
+    .addColumn('id', c.text, (col) => col.primaryKey())
+    .addColumn('description', c.text)
+    .addColumn('limits', c.json, (col) => col.notNull())
+    .addColumn('disabled', c.flag, (col) => col.notNull())
+    .addColumn('created_at', c.timestamp, (col) => col.notNull())
+    .execute();
+  await db.schema
+    .createTable('admin_keys')
+    .addColumn('id', c.text, (col) => col.primaryKey())
+    .addColumn('role', c.text, (col) => col.notNull().check(sql`role in ('admin', 'viewer', 'team-admin')`))
+    .addColumn('team', c.text)
+    .addColumn('description', c.text)
+    .addColumn('created_at', c.timestamp, (col) => col.notNull())
+    .addColumn('expires_at', c.timestamp)
+    .addColumn('disabled', c.flag, (col) => col.notNull())
+    .addColumn('revoked_at', c.timestamp)
+    .execute();
+  await db.schema
+    .createTable('admin_key_secrets')
+    .addColumn('sha256', c.text, (col) => col.primaryKey())
+    .addColumn('key_id', c.text, (col) => col.notNull().references('admin_keys.id').onDelete('cascade'))
+    .addColumn('valid_until', c.timestamp)
+    .execute();
+  await db.schema.createIndex('admin_key_secrets_key').on('admin_key_secrets').column('key_id').execute();
+  await db.schema
+    .createIndex('admin_key_secrets_one_current')
+    .on('admin_key_secrets')
+    .column('key_id')
+    .unique()
+    .where(sql.ref('valid_until'), 'is', null)
+    .execute();
+  await db.schema.alterTable('audit_log').addColumn('actor_role', c.text).execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -157,6 +198,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     description: 'ledger rows keyed by a gateway-made id; request_id no longer unique',
     up: keyLedgerByRowId,
+  },
+  {
+    version: 3,
+    description: 'teams, admin keys made at runtime, the actor role of audit entries',
+    up: addTeamsAndAdminKeys,
   },
 ];
 

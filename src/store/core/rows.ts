@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
-import type { ApiKeyRecord, AuditEntry, LedgerRow, ResourceKind, ResourceRecord } from './durable-store.js';
-import type { ApiKeysTable, AuditLogTable, LedgerTable, ResourcesTable } from './schema.js';
+import type { AdminKeyRecord, AdminRoleName, ApiKeyRecord, AuditEntry, TeamRecord, LedgerRow, ResourceKind, ResourceRecord } from './durable-store.js';
+import type { AdminKeysTable, ApiKeysTable, AuditLogTable, TeamsTable, LedgerTable, ResourcesTable } from './schema.js';
 
 /** An instant as the store writes it: ISO, UTC, milliseconds, `Z` — sortable as text. */
 export function isoInstant(value: string | Date): string {
@@ -50,7 +50,15 @@ export function resourceRecordFrom(row: Selectable<ResourcesTable>): ResourceRec
 }
 
 export function auditEntryFrom(row: Selectable<AuditLogTable>): AuditEntry {
-  return { at: isoInstant(row.at), actor: row.actor, action: row.action, target: row.target, result: row.result, requestId: row.request_id };
+  return {
+    at: isoInstant(row.at),
+    actor: row.actor,
+    ...(row.actor_role === null ? {} : { actorRole: row.actor_role }),
+    action: row.action,
+    target: row.target,
+    result: row.result,
+    requestId: row.request_id,
+  };
 }
 
 export function ledgerRowFrom(row: Selectable<LedgerTable>): LedgerRow {
@@ -72,5 +80,28 @@ export function ledgerRowFrom(row: Selectable<LedgerTable>): LedgerRow {
     estimated: Boolean(row.estimated),
     requestBytes: toNumber(row.request_bytes),
     durationMs: row.duration_ms,
+  };
+}
+
+export function teamRecordFrom(row: Selectable<TeamsTable>): TeamRecord {
+  return {
+    id: row.id,
+    description: row.description,
+    limits: fromJson<Record<string, number>>(row.limits),
+    disabled: Boolean(row.disabled),
+    createdAt: isoInstant(row.created_at),
+  };
+}
+
+export function adminKeyRecordFrom(row: Selectable<AdminKeysTable>): AdminKeyRecord {
+  return {
+    id: row.id,
+    role: row.role as AdminRoleName,
+    team: row.team,
+    description: row.description,
+    createdAt: isoInstant(row.created_at),
+    expiresAt: isoOrNull(row.expires_at),
+    disabled: Boolean(row.disabled),
+    revokedAt: isoOrNull(row.revoked_at),
   };
 }

@@ -57,6 +57,27 @@ export interface AuditLogTable {
   target: string;
   result: string;
   request_id: string;
+  /** Version 3: the role of the admin key (null for entries written before roles existed). */
+  actor_role: string | null;
+}
+
+export interface TeamsTable {
+  id: string;
+  description: string | null;
+  limits: Json;
+  disabled: Flag;
+  created_at: Timestamp;
+}
+
+export interface AdminKeysTable {
+  id: string;
+  role: string;
+  team: string | null;
+  description: string | null;
+  created_at: Timestamp;
+  expires_at: NullableTimestamp;
+  disabled: Flag;
+  revoked_at: NullableTimestamp;
 }
 
 export interface LedgerTable {
@@ -86,4 +107,7 @@ export interface Database {
   resources: ResourcesTable;
   audit_log: AuditLogTable;
   ledger: LedgerTable;
+  teams: TeamsTable;
+  admin_keys: AdminKeysTable;
+  admin_key_secrets: KeySecretsTable;
 }

@@ -52,6 +52,7 @@ export function buildLimiter(config: Config, events: LimitEvents, leaseTtlMs?: n
     whenConnected: (timeoutMs) => limiter.whenConnected(timeoutMs),
     settled: () => limiter.settled(),
     configure: (next) => limiter.configure(next),
+    readTeam: (team) => limiter.readTeam(team),
     async close() {
       await limiter.close();
       connection?.disconnect();

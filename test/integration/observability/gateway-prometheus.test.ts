@@ -206,8 +206,8 @@ describe('the gateway scraped by a real Prometheus', () => {
 
   it('counts 429s by scope and limit, auth failures by reason and upstream errors by kind', async () => {
     // Every known series exists from start-up at 0 (so a first error is an increase); the non-zero ones are what the traffic caused.
-    // 2 scopes × the 6 kinds of the limits table (rpm, tpm, tokensPerDay, costPerDay, costPerMonth, concurrency).
-    expect(Object.keys(await queryVector(prometheus, 'tollgate_ratelimit_rejections_total', ['scope', 'limit']))).toHaveLength(12);
+    // 3 scopes (key, project, team: SPEC 16) × the 6 kinds of the limits table (rpm, tpm, tokensPerDay, costPerDay, costPerMonth, concurrency).
+    expect(Object.keys(await queryVector(prometheus, 'tollgate_ratelimit_rejections_total', ['scope', 'limit']))).toHaveLength(18);
     expect(await queryVector(prometheus, 'sum by (scope, limit) (tollgate_ratelimit_rejections_total) > 0', ['scope', 'limit'])).toEqual({ 'key rpm': 2, 'project rpm': 2 });
     expect(await queryVector(prometheus, 'sum by (reason) (tollgate_auth_failures_total) > 0', ['reason'])).toEqual({ missing: 2, malformed: 1, unknown_key: 1, project_forbidden: 1 });
     expect(await queryVector(prometheus, 'sum by (upstream, kind) (tollgate_upstream_errors_total) > 0', ['upstream', 'kind'])).toEqual({ 'service reset': 2, 'service timeout': 1 });

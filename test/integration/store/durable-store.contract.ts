@@ -4,6 +4,7 @@ import { describeAuditAndFeedContract } from './contract-audit-feed.js';
 import { describeKeyContract } from './contract-keys.js';
 import { describeLedgerContract } from './contract-ledger.js';
 import { describeResourceContract } from './contract-resources.js';
+import { describeTeamContract } from './contract-teams.js';
 
 /** One database implementation, as the contract needs it. */
 export interface ContractTarget {
@@ -50,5 +51,6 @@ export function describeDurableStoreContract(name: string, target: ContractTarge
     describeResourceContract(context);
     describeAuditAndFeedContract(context);
     describeLedgerContract(context);
+    describeTeamContract(context);
   });
 }

@@ -1,0 +1,71 @@
+import type { Request, RequestHandler } from 'express';
+import { z } from 'zod';
+import type { AdminKeyAdmin } from '../auth/index.js';
+import { adminRoleSchema, namePart } from '../config/index.js';
+import { onlyParams, parseBody } from './request.js';
+
+const expiresAt = z
+  .iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-12-31T23:59:59Z' })
+  .transform((value) => new Date(value).toISOString())
+  .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
+  .nullable();
+const description = z.string().max(1000, 'must be at most 1000 characters').nullable();
+
+/** A team-admin names its team; the other roles name none. */
+const roleAndTeam = <T extends { role?: string | undefined; team?: string | null | undefined }>(key: T, ctx: z.RefinementCtx): void => {
+  if (key.role === 'team-admin' && (key.team === undefined || key.team === null)) ctx.addIssue({ code: 'custom', path: ['team'], message: 'a team-admin key names its team' });
+  if (key.role !== undefined && key.role !== 'team-admin' && key.team !== undefined && key.team !== null) ctx.addIssue({ code: 'custom', path: ['team'], message: 'only a team-admin key names a team' });
+};
+
+const createSchema = z
+  .object({ role: adminRoleSchema, team: namePart.optional(), description: description.optional(), expiresAt: expiresAt.optional() })
+  .strict()
+  .superRefine(roleAndTeam);
+
+const updateSchema = z
+  .object({ role: adminRoleSchema.optional(), team: namePart.nullable().optional(), description: description.optional(), expiresAt: expiresAt.optional(), disabled: z.boolean().optional() })
+  .strict()
+  .refine((patch) => Object.keys(patch).length > 0, 'name at least one field to change: role, team, description, expiresAt, disabled')
+  .superRefine(roleAndTeam);
+
+const rotateSchema = z
+  .object({ overlapSeconds: z.number().int('must be a whole number of seconds').min(0).max(86_400, 'must be at most 86400 (one day)').default(0) })
+  .strict();
+
+const idOf = (req: Request): string => String(req.params.id);
+
+interface Deps {
+  readonly adminKeys: AdminKeyAdmin;
+}
+
+/** `POST /admin/admin-keys` (SPEC 16): 201, the record plus its secret, shown this once. */
+export const createAdminKeyHandler = ({ adminKeys }: Deps): RequestHandler => async (req, res) => {
+  const created = await adminKeys.create(parseBody(createSchema, req));
+  res.locals.auditTarget = created.id;
+  res.status(201).json(created);
+};
+
+export const listAdminKeysHandler = ({ adminKeys }: Deps): RequestHandler => (req, res) => {
+  onlyParams(req.query as Record<string, unknown>, []);
+  res.json({ object: 'list', data: adminKeys.list() });
+};
+
+export const getAdminKeyHandler = ({ adminKeys }: Deps): RequestHandler => (req, res) => {
+  res.json(adminKeys.get(idOf(req)));
+};
+
+/** A role changed to other than team-admin drops the team with it. */
+export const updateAdminKeyHandler = ({ adminKeys }: Deps): RequestHandler => async (req, res) => {
+  const patch = parseBody(updateSchema, req);
+  const team = patch.role !== undefined && patch.role !== 'team-admin' ? null : patch.team;
+  res.json(await adminKeys.update(idOf(req), { ...patch, ...(team === undefined ? {} : { team }) }));
+};
+
+export const rotateAdminKeyHandler = ({ adminKeys }: Deps): RequestHandler => async (req, res) => {
+  res.json(await adminKeys.rotate(idOf(req), parseBody(rotateSchema, req).overlapSeconds));
+};
+
+export const revokeAdminKeyHandler = ({ adminKeys }: Deps): RequestHandler => async (req, res) => {
+  await adminKeys.revoke(idOf(req));
+  res.status(204).end();
+};

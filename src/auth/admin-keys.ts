@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import type { AdminKeyConfig } from '../config/index.js';
+import { errors, type GatewayError } from '../errors.js';
+import { DatabaseUnavailableError, StoreMirror, type AdminKeyPatch, type AdminKeyRecord, type AdminRoleName, type StoreHandle, type StoredAdminKey } from '../store/index.js';
+import { AuthFailure } from './failure.js';
+import { newKeySecret, sha256Hex } from './static-keys.js';
+
+/** An admin key as `/admin/admin-keys` shows it (SPEC 16): never its secret or a digest. */
+export interface AdminKeyView {
+  readonly id: string;
+  readonly role: AdminRoleName;
+  readonly team: string | null;
+  readonly description: string | null;
+  readonly createdAt: string | null;
+  readonly expiresAt: string | null;
+  readonly disabled: boolean;
+  readonly source: 'api' | 'config';
+}
+
+export interface NewAdminKey {
+  readonly role: AdminRoleName;
+  readonly team?: string | undefined;
+  readonly description?: string | null | undefined;
+  readonly expiresAt?: string | null | undefined;
+}
+
+const viewOfRecord = ({ id, role, team, description, createdAt, expiresAt, disabled }: AdminKeyRecord): AdminKeyView => ({
+  id, role, team, description, createdAt, expiresAt, disabled, source: 'api',
+});
+const viewOfConfig = (key: AdminKeyConfig): AdminKeyView => ({
+  id: key.id, role: key.role, team: key.team ?? null, description: null, createdAt: null, expiresAt: null, disabled: false, source: 'config',
+});
+
+const notFound = (id: string): GatewayError => errors.adminKeyNotFound(id);
+
+interface Entry {
+  readonly record: AdminKeyRecord;
+  readonly validUntilMs: number | null;
+}
+
+/**
+ * Admin keys made at runtime, in memory by secret digest (as RuntimeKeys): an admin request
+ * is a map probe, never a database call. Kept in step with the store by syncAdminKeys.
+ */
+export class RuntimeAdminKeys {
+  private byDigest = new Map<string, Entry>();
+  private byId = new Map<string, { record: AdminKeyRecord; digests: readonly string[] }>();
+
+  replaceAll(stored: readonly StoredAdminKey[]): void {
+    this.byDigest = new Map();
+    this.byId = new Map();
+    for (const key of stored) this.apply(key.record.id, key);
+  }
+
+  apply(id: string, stored: StoredAdminKey | undefined): void {
+    for (const digest of this.byId.get(id)?.digests ?? []) this.byDigest.delete(digest);
+    this.byId.delete(id);
+    if (!stored) return;
+    for (const secret of stored.secrets) {
+      this.byDigest.set(secret.sha256, { record: stored.record, validUntilMs: secret.validUntil === null ? null : Date.parse(secret.validUntil) });
+    }
+    this.byId.set(id, { record: stored.record, digests: stored.secrets.map((s) => s.sha256) });
+  }
+
+  records(): AdminKeyRecord[] {
+    return [...this.byId.values()].map((entry) => entry.record).filter((record) => record.revokedAt === null);
+  }
+
+  record(id: string): AdminKeyRecord | undefined {
+    const record = this.byId.get(id)?.record;
+    return record?.revokedAt === null ? record : undefined;
+  }
+
+  /** The admin key of a presented secret's digest; a revoked, disabled or expired one is a 401 saying which. */
+  authenticate(digest: string, now: number): AdminKeyRecord | undefined {
+    const entry = this.byDigest.get(digest);
+    if (!entry || (entry.validUntilMs !== null && now >= entry.validUntilMs)) return undefined;
+    const { record } = entry;
+    if (record.revokedAt !== null) throw new AuthFailure('revoked', 'This admin key has been revoked.');
+    if (record.disabled) throw new AuthFailure('disabled', 'This admin key is disabled.');
+    if (record.expiresAt !== null && now >= Date.parse(record.expiresAt)) throw new AuthFailure('expired', `This admin key expired at ${record.expiresAt}.`);
+    return record;
+  }
+}
+
+export function syncAdminKeys(handle: StoreHandle, keys: RuntimeAdminKeys, options: { refreshIntervalMs: number; onError: (err: unknown) => void }): StoreMirror {
+  return new StoreMirror(handle, {
+    refreshIntervalMs: options.refreshIntervalMs,
+    onError: options.onError,
+    loadAll: async (store) => keys.replaceAll(await store.loadAdminKeys()),
+    loadOne: async (store, id) => keys.apply(id, await store.loadAdminKey(id)),
+    idOf: (change) => (change.kind === 'admin_key' ? change.id : undefined),
+  });
+}
+
+/** `/admin/admin-keys` (SPEC 16): as KeyAdmin for API keys — secrets shown once, digests stored, config keys read-only. */
+export class AdminKeyAdmin {
+  constructor(
+    private readonly handle: StoreHandle,
+    private readonly keys: RuntimeAdminKeys,
+    private readonly sync: StoreMirror,
+    private readonly configKeys: () => readonly AdminKeyConfig[],
+  ) {}
+
+  list(): AdminKeyView[] {
+    return [...this.configKeys().map(viewOfConfig), ...this.keys.records().map(viewOfRecord)];
+  }
+
+  get(id: string): AdminKeyView {
+    const config = this.configKeys().find((key) => key.id === id);
+    if (config) return viewOfConfig(config);
+    const record = this.keys.record(id);
+    if (!record) throw notFound(id);
+    return viewOfRecord(record);
+  }
+
+  async create(input: NewAdminKey): Promise<AdminKeyView & { key: string }> {
+    const secret = newKeySecret();
+    const record: AdminKeyRecord = {
+      id: `adm-${randomBytes(8).toString('hex')}`,
+      role: input.role,
+      team: input.team ?? null,
+      description: input.description ?? null,
+      createdAt: new Date().toISOString(),
+      expiresAt: input.expiresAt ?? null,
+      disabled: false,
+      revokedAt: null,
+    };
+    const created = await this.write(() => this.handle.require().createAdminKey(record, sha256Hex(secret)));
+    await this.sync.loadOne(created.id);
+    return { ...viewOfRecord(created), key: secret };
+  }
+
+  async update(id: string, patch: AdminKeyPatch): Promise<AdminKeyView> {
+    this.refuseConfigKey(id);
+    const updated = await this.write(() => this.handle.require().updateAdminKey(id, patch));
+    if (!updated) throw notFound(id);
+    await this.sync.loadOne(id);
+    return viewOfRecord(updated);
+  }
+
+  async rotate(id: string, overlapSeconds: number): Promise<AdminKeyView & { key: string }> {
+    this.refuseConfigKey(id);
+    const secret = newKeySecret();
+    const oldValidUntil = overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000).toISOString() : null;
+    const rotated = await this.write(() => this.handle.require().rotateAdminKey(id, sha256Hex(secret), oldValidUntil));
+    if (!rotated) throw notFound(id);
+    await this.sync.loadOne(id);
+    return { ...viewOfRecord(rotated), key: secret };
+  }
+
+  async revoke(id: string): Promise<void> {
+    this.refuseConfigKey(id);
+    if (!(await this.write(() => this.handle.require().revokeAdminKey(id)))) throw notFound(id);
+    await this.sync.loadOne(id);
+  }
+
+  private refuseConfigKey(id: string): void {
+    if (this.configKeys().some((key) => key.id === id)) {
+      throw errors.readOnlyAdminKey(id);
+    }
+  }
+
+  private async write<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (err) {
+      if (err instanceof DatabaseUnavailableError) {
+        throw errors.databaseUnavailableForChange();
+      }
+      throw err;
+    }
+  }
+}
