@@ -12,17 +12,9 @@ import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } f
 import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from './teams.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
 
-/** The roles an admin key can have (SPEC 16). */
-export type AdminRole = 'admin' | 'viewer' | 'team-admin';
+import type { AdminRole, RoleAccess } from './scope.js';
 
-/**
- * What one role may do on one route (SPEC 16):
- * - `all`: the route on every team's data;
- * - `own-team`: the route on its own team's data only — lists filtered to it, another team's
- *   named record 404, a key never moved to another team nor given limits above the team's;
- * - `none`: 403 `insufficient_role`, naming the role.
- */
-export type RoleAccess = 'all' | 'own-team' | 'none';
+export type { AdminRole, RoleAccess };
 
 /** How an admin write is audited (SPEC 12.3: every one is, failed ones included). */
 export interface AdminWrite {

@@ -1,7 +1,25 @@
 import type { RequestHandler, Response } from 'express';
 import type { AdminPrincipal } from '../auth/index.js';
 import { errors, type GatewayError } from '../errors.js';
-import type { AdminRouteSpec } from './routes.js';
+
+/** The roles an admin key can have (SPEC 16). */
+export type AdminRole = 'admin' | 'viewer' | 'team-admin';
+
+/**
+ * What one role may do on one route (SPEC 16):
+ * - `all`: the route on every team's data;
+ * - `own-team`: the route on its own team's data only — lists filtered to it, another team's
+ *   named record 404, a key never moved to another team nor given limits above the team's;
+ * - `none`: 403 `insufficient_role`, naming the role.
+ */
+export type RoleAccess = 'all' | 'own-team' | 'none';
+
+/** What `authorize` reads of an admin route: its method and path (for the 403's words) and what each role may do. */
+export interface RouteAccess {
+  readonly method: string;
+  readonly path: string;
+  readonly access: Readonly<Record<AdminRole, RoleAccess>>;
+}
 
 /** The admin key behind this request (set by requireAdmin). */
 export function adminOf(res: Response): AdminPrincipal {
@@ -27,7 +45,7 @@ export function insufficientRole(role: string, what: string): GatewayError {
  * every admin route: `none` is 403 insufficient_role, `own-team` narrows the request to the
  * caller's team (teamScopeOf), `all` lets it through unchanged.
  */
-export function authorize(spec: AdminRouteSpec): RequestHandler {
+export function authorize(spec: RouteAccess): RequestHandler {
   return (_req, res, next) => {
     const admin = adminOf(res);
     const access = spec.access[admin.role];

@@ -3,8 +3,8 @@ import { Worker } from 'node:worker_threads';
 import { checkChatBodyNow, checkValidChatBodyNow, type ChatBodyCheck } from './chat-body-check.js';
 import type { ChatFactSettings } from './chat-facts.js';
 import { isCheapToParse, type ParseCostLimits } from './parse-cost.js';
-import { fromPortable, type ChatWorkerReply, type ChatWorkerTask } from './worker/messages.js';
-import { WorkerPool, WorkerPoolError } from './worker/pool.js';
+import { fromPortable, type ChatWorkerReply, type ChatWorkerTask } from './chat-worker-messages.js';
+import { WorkerPool, WorkerPoolError } from './worker-pool.js';
 
 export interface ChatBodyChecker {
   /** Synchronous for ordinary bodies; a Promise only when the body went to a worker. */
@@ -42,10 +42,10 @@ function wholeNumber(name: string, value: number, min: number): number {
   return value;
 }
 
-/** The worker file in worker/ beside this module: the compiled .js, or the .ts sources through tsx. */
+/** The worker file beside this module: the compiled .js, or the .ts sources through tsx. */
 function chatWorkerUrl(): URL {
   const fromSource = import.meta.url.endsWith('.ts');
-  return new URL(fromSource ? './worker/chat-worker-from-source.mjs' : './worker/chat-worker.js', import.meta.url);
+  return new URL(fromSource ? './chat-worker-from-source.mjs' : './chat-worker.js', import.meta.url);
 }
 
 /**

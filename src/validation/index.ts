@@ -12,4 +12,4 @@ export type { PyValue } from './python-json/value.js';
 export type { ValidationDetail } from './fastapi-422/detail.js';
 export { estimateChatTokens } from './token-estimate.js';
 export { renderValidationBody } from './fastapi-422/validation-body.js';
-export { WorkerPoolError } from './worker/pool.js';
+export { WorkerPoolError } from './worker-pool.js';

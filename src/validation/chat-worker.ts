@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkChatBodyNow } from '../chat-body-check.js';
-import type { ChatFactSettings } from '../chat-facts.js';
-import { toPortable, type ChatWorkerReply, type ChatWorkerTask } from './messages.js';
+import { checkChatBodyNow } from './chat-body-check.js';
+import type { ChatFactSettings } from './chat-facts.js';
+import { toPortable, type ChatWorkerReply, type ChatWorkerTask } from './chat-worker-messages.js';
 
 // A chat worker: checks one body at a time for the ChatBodyChecker's pool.
 const port = parentPort;

@@ -1,5 +1,5 @@
-import type { ChatBodyCheck } from '../chat-body-check.js';
-import type { ChatFacts } from '../chat-facts.js';
+import type { ChatBodyCheck } from './chat-body-check.js';
+import type { ChatFacts } from './chat-facts.js';
 
 /*
  * What crosses between the event loop and a chat worker. Never a parsed body (cloning a big
