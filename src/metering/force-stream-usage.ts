@@ -21,9 +21,9 @@ function openingBrace(raw: Buffer): number {
  * sent it and `body` its parse. When there is no `stream_options` key the member is inserted
  * right after the opening brace, so every other byte is forwarded as sent (SPEC 5: the
  * original bytes are forwarded, not a re-serialisation). Only an existing `stream_options`
- * without `include_usage: true` — rare — makes the body re-serialised.
+ * without `include_usage: true` — rare — makes the body re-serialised, by `serialize`.
  */
-export function forceStreamUsage(raw: Buffer, body: Record<string, unknown>): ForcedBody {
+export function forceStreamUsage(raw: Buffer, body: Record<string, unknown>, serialize: (value: unknown) => string = JSON.stringify): ForcedBody {
   if (body.stream !== true) return { bytes: raw, forced: false };
   const options = body.stream_options;
   const isObject = typeof options === 'object' && options !== null && !Array.isArray(options);
@@ -36,5 +36,5 @@ export function forceStreamUsage(raw: Buffer, body: Record<string, unknown>): Fo
   }
   // Spreading keeps key order: stream_options stays where the client put it.
   const rewritten = { ...body, stream_options: { ...(isObject ? (options as object) : {}), include_usage: true } };
-  return { bytes: Buffer.from(JSON.stringify(rewritten)), forced: true };
+  return { bytes: Buffer.from(serialize(rewritten)), forced: true };
 }

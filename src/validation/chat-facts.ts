@@ -33,11 +33,7 @@ function forcedBody(raw: Buffer, body: ChatBody): ForcedBody {
     return forceStreamUsage(raw, body);
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
-    const options = body.stream_options;
-    const isObject = typeof options === 'object' && options !== null && !Array.isArray(options);
-    // The same object forceStreamUsage builds: stream_options keeps its place, include_usage last.
-    const rewritten = { ...body, stream_options: { ...(isObject ? options : {}), include_usage: true } };
-    return { bytes: Buffer.from(stringifyWithoutRecursion(rewritten)), forced: true };
+    return forceStreamUsage(raw, body, stringifyWithoutRecursion);
   }
 }
 
