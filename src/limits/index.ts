@@ -10,7 +10,7 @@ import { RedisStore } from './redis-store.js';
 import type { LimitStore } from './store.js';
 
 export { createLimiter } from './limiter.js';
-export type { Admission, AdmissionRequest, Limiter, LimitEvents } from './limiter.js';
+export type { Admission, AdmissionRequest, Limiter, LimitEvents, Reserve } from './limiter.js';
 export type { LimitScope, LimitStore, ScopeReading } from './store.js';
 export type { CounterName, LimitName, LimitSet } from '../limit-kinds.js';
 export { counterLimit, limitKind, LIMIT_KINDS } from '../limit-kinds.js';

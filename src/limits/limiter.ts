@@ -14,9 +14,8 @@ export interface LimitEvents {
   onStoreError(store: string): void;
 }
 
-export interface AdmissionRequest {
-  readonly principal: Principal;
-  readonly project: ProjectRef;
+/** What a request reserves before it is forwarded (SPEC 6.3, 14.3): the one shape the pipeline hands the limiter. */
+export interface Reserve {
   /** Tokens to reserve (prompt estimate + completion budget); 0 for routes that use none. */
   readonly estimatedTokens: number;
   /** Cost to reserve against budgets, in nano-units of the price currency (0 or absent: none). */
@@ -27,6 +26,11 @@ export interface AdmissionRequest {
    * reserve, and lets the others (`/v1/models`, `/v1/preview/*`) through (SPEC 14.3).
    */
   readonly spends?: boolean;
+}
+
+export interface AdmissionRequest extends Reserve {
+  readonly principal: Principal;
+  readonly project: ProjectRef;
 }
 
 /** What a finished request really used: tokens, or tokens and cost (nano-units). */

@@ -1,21 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { createResponseTap, type PriceBook, type ResponseTap } from '../metering/index.js';
+import type { Reserve } from '../limits/index.js';
 import type { OwnershipGuard } from '../ownership/index.js';
 import type { RouteSpec } from '../proxy/index.js';
 import { bodyReaderFor, type BodyReader, type BodySettings } from './body.js';
 import { checkOwnership, type OwnershipOutcome } from './ownership.js';
 import type { Caller, ChatTerms, PreparedBody } from './values.js';
 
-/** What a request asks the limiter to reserve before it is forwarded (SPEC 6.3, 14.3). */
-export interface Reservation {
-  readonly estimatedTokens: number;
-  readonly estimatedCostNanos: number;
-  /** False: token and cost limits do not apply to it (it spends neither), only rpm and concurrency. */
-  readonly spends: boolean;
-}
-
 /** What a request other than a chat completion reserves: nothing, and token and cost limits do not apply to it. */
-const NO_RESERVATION: Reservation = { estimatedTokens: 0, estimatedCostNanos: 0, spends: false };
+const NO_RESERVATION: Reserve = { estimatedTokens: 0, estimatedCostNanos: 0, spends: false };
 
 /**
  * What one route does at each step of a request, chosen once from its spec when the gateway
@@ -28,7 +21,7 @@ export interface RouteChain {
   /** The ownership step; hands the body on untouched where ownership is off or the route touches no resource. */
   readonly checkOwnership: (req: IncomingMessage, caller: Caller, body: PreparedBody) => Promise<OwnershipOutcome>;
   /** What an admitted request reserves; undefined on a route that is not limited. */
-  readonly reserve: ((chat: ChatTerms | undefined) => Reservation) | undefined;
+  readonly reserve: ((chat: ChatTerms | undefined) => Reserve) | undefined;
   /** The metering tap for a 200 reply of a route metered by its tokens; undefined elsewhere. */
   readonly meter: (upstreamResponse: IncomingMessage, chat: ChatTerms | undefined) => ResponseTap | undefined;
 }
@@ -51,7 +44,7 @@ const meterTokens = (upstreamResponse: IncomingMessage, chat: ChatTerms | undefi
 
 /** Builds every route's chain, keyed by its spec (the object the route table resolves to). */
 export function buildRouteChains(routes: readonly RouteSpec[], deps: ChainDeps): ReadonlyMap<RouteSpec, RouteChain> {
-  const reserve = (chat: ChatTerms | undefined): Reservation => {
+  const reserve = (chat: ChatTerms | undefined): Reserve => {
     if (!chat) return NO_RESERVATION;
     const completion = chat.estimatedTokens - chat.promptTokens;
     const estimatedCostNanos = deps.prices.costNanos(chat.model, { prompt_tokens: chat.promptTokens, completion_tokens: completion });
