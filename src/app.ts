@@ -55,7 +55,7 @@ export interface GatewayOptions {
   readonly configPath?: string;
 }
 
-function createGatewayMetrics(config: Config): Metrics {
+function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis'>): Metrics {
   return createMetrics({
     maxTeamProjects: config.metrics.maxTeamProjects,
     knownLabels: {
@@ -204,7 +204,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
 }
 
 /** Bytes of request bodies held at once, across requests (`server.maxBufferedBytes`, reloadable), watched as a gauge. */
-function createBufferBudget(config: Config, metrics: Metrics, parts: PartList): BufferBudget {
+function createBufferBudget(config: Pick<Config, 'server'>, metrics: Metrics, parts: PartList): BufferBudget {
   const budget = new BufferBudget(config.server.maxBufferedBytes);
   metrics.watchBufferedBytes(() => budget.used);
   parts.add('buffer budget', (next) => next.server.maxBufferedBytes, { reconfigure: (max) => void (budget.max = max), close: () => undefined });

@@ -15,7 +15,7 @@ const UNOBSERVED: ConnectionEvents = { watch: () => undefined, evicted: () => un
  * Node's own `maxConnections` is left unset: it refuses new connections at the cap, where
  * the registry closes the one that has waited longest instead.
  */
-export function createGatewayServer(config: Config, listener: RequestListener, events: ConnectionEvents = UNOBSERVED): Server {
+export function createGatewayServer(config: Pick<Config, 'server' | 'upstreams'>, listener: RequestListener, events: ConnectionEvents = UNOBSERVED): Server {
   const settings = config.server;
   const server = createServer(
     {

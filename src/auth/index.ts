@@ -66,7 +66,7 @@ function bearerToken(authorization: string | undefined): string {
  * over the runtime keys of the admin API, which outlive config reloads.
  */
 export async function createAuthenticator(
-  config: Config,
+  config: Pick<Config, 'auth'>,
   runtimeKeys: RuntimeKeys,
   teams: TeamStatus = NO_TEAMS,
   runtimeAdmins?: RuntimeAdminKeys,

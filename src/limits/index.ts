@@ -21,7 +21,7 @@ export { formatGoDuration } from '../duration.js';
  * The store limits live in: Redis when the app made a connection for them (`redis.mode` is not
  * `memory`), else this instance's memory.
  */
-export function createLimitStore(config: Config, connection: RedisConnection | undefined, onBackgroundError: () => void): LimitStore {
+export function createLimitStore(config: Pick<Config, 'redis' | 'rateLimits'>, connection: RedisConnection | undefined, onBackgroundError: () => void): LimitStore {
   if (connection === undefined) return new MemoryStore();
   return new RedisStore(connection, {
     replySilenceMs: config.redis.commandTimeoutMs,

@@ -8,6 +8,9 @@ import { rejectionFor } from './rejection.js';
 import { StoreUnavailableError, type Check, type LimitScope, type LimitStore, type Outcome, type ScopeReading } from './store.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
 
+/** What the limiter is built from and reconfigured with: limits, the key prefix of its counters, the price currency of its 429s. */
+export type LimiterConfig = Pick<Config, 'rateLimits' | 'redis' | 'metering'>;
+
 export interface LimitEvents {
   onRejected(scope: LimitScope, limit: LimitName): void;
   /** A call to the shared store failed (`store` is its name, e.g. `redis`). */
@@ -65,7 +68,7 @@ export interface Limiter {
    * Takes new limits (a config reload): admissions from now on are planned from `config`;
    * reservations already made settle as they were made. The store stays the same.
    */
-  configure(config: Config): void;
+  configure(config: LimiterConfig): void;
   /**
    * A team scope's counters as they stand (its limits and its spend, SPEC 16), read from the
    * shared store — or, while it cannot answer in `open` mode, from this instance's fallback.
@@ -108,7 +111,7 @@ class StoreLimiter implements Limiter {
   private currency = 'USD';
 
   constructor(
-    config: Config,
+    config: LimiterConfig,
     private readonly store: LimitStore,
     private readonly events: LimitEvents,
     private readonly teams: TeamLimitSource,
@@ -117,7 +120,7 @@ class StoreLimiter implements Limiter {
     this.fallback = store instanceof MemoryStore ? undefined : new MemoryStore();
   }
 
-  configure(config: Config): void {
+  configure(config: LimiterConfig): void {
     this.plan = new LimitPlan(config, config.redis.keyPrefix, this.teams);
     this.currency = config.metering.prices.currency;
     this.failOpen = config.rateLimits.onStoreError === 'open';
@@ -214,7 +217,7 @@ class StoreLimiter implements Limiter {
  * connection module). With a shared store and `onStoreError: open`, a memory fallback answers
  * while the store cannot.
  */
-export function createLimiter(config: Config, store: LimitStore, events: LimitEvents, teams: TeamLimitSource = NO_TEAMS): Limiter {
+export function createLimiter(config: LimiterConfig, store: LimitStore, events: LimitEvents, teams: TeamLimitSource = NO_TEAMS): Limiter {
   return new StoreLimiter(config, store, events, teams);
 }
 

@@ -135,7 +135,7 @@ export class LimitPlan {
   private readonly teamPlans = new Map<string, { readonly set: LimitSet; readonly plan: ScopePlan }>();
 
   constructor(
-    config: Config,
+    config: Pick<Config, 'rateLimits'>,
     private readonly keyPrefix: string,
     private readonly teams: TeamLimitSource = { limitsOf: () => undefined },
   ) {

@@ -14,7 +14,7 @@ export interface OwnershipPolicy {
  * own (`upstreams.service.auth: { bearer }`): then every team shares one upstream account, and
  * the gateway is the only thing that can tell their models and jobs apart.
  */
-export function ownershipPolicy(config: Config): OwnershipPolicy {
+export function ownershipPolicy(config: Pick<Config, 'ownership' | 'upstreams'>): OwnershipPolicy {
   const { mode, scope, unknown } = config.ownership;
   const enabled = mode === 'on' || (mode === 'auto' && typeof config.upstreams.service.auth === 'object');
   return { enabled, scope, unknown };

@@ -20,7 +20,7 @@ export interface BodySettings {
   readonly checker: ChatBodyChecker;
 }
 
-export function bodySettings(config: Config, budget: BufferBudget, checker: ChatBodyChecker): BodySettings {
+export function bodySettings(config: Pick<Config, 'server'>, budget: BufferBudget, checker: ChatBodyChecker): BodySettings {
   return {
     bodyLimit: config.server.bodyLimit,
     streamBodyLimit: config.server.streamBodyLimit,

@@ -17,7 +17,8 @@ import type { Caller } from './values.js';
 
 /** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
 export interface PipelineDeps extends CompletionDeps {
-  readonly config: Config;
+  /** The settings the steps read: the listener's (trusted proxy, body limits) and metering's (project header). */
+  readonly config: Pick<Config, 'server' | 'metering'>;
   readonly authenticator: Authenticator;
   /** Refuses addresses that sent too many bad credentials, before any key check (SPEC 15). */
   readonly authFailureLimit: AuthFailureLimit;
