@@ -4,7 +4,7 @@ import type { Reserve } from '../limits/index.js';
 import type { OwnershipGuard } from '../ownership/index.js';
 import type { RouteSpec } from '../proxy/index.js';
 import { bodyReaderFor, type BodyReader, type BodySettings } from './body.js';
-import { checkOwnership, type OwnershipOutcome } from './ownership.js';
+import { checkOwnership, readJobCreation, type AnswerRule } from './ownership.js';
 import type { Caller, ChatTerms, PreparedBody } from './values.js';
 
 /** What a request other than a chat completion reserves: nothing, and token and cost limits do not apply to it. */
@@ -17,9 +17,10 @@ const NO_RESERVATION: Reserve = { estimatedTokens: 0, estimatedCostNanos: 0, spe
  */
 export interface RouteChain {
   readonly route: RouteSpec;
-  readonly readBody: BodyReader;
-  /** The ownership step; hands the body on untouched where ownership is off or the route touches no resource. */
-  readonly checkOwnership: (req: IncomingMessage, caller: Caller, body: PreparedBody) => Promise<OwnershipOutcome>;
+  /** The body step (after identify: a guarded job upload is held until its model_id is the caller's). */
+  readonly readBody: (req: IncomingMessage, caller: Caller) => Promise<PreparedBody>;
+  /** The ownership step: what to do with the upstream's answer, if anything (nothing where ownership is off). */
+  readonly checkOwnership: (req: IncomingMessage, caller: Caller, body: PreparedBody) => Promise<AnswerRule | undefined>;
   /** What an admitted request reserves; undefined on a route that is not limited. */
   readonly reserve: ((chat: ChatTerms | undefined) => Reserve) | undefined;
   /** The metering tap for a 200 reply of a route metered by its tokens; undefined elsewhere. */
@@ -42,6 +43,13 @@ const meterTokens = (upstreamResponse: IncomingMessage, chat: ChatTerms | undefi
     contentEncoding: upstreamResponse.headers['content-encoding'],
   });
 
+/** The route's body step: its spec's reader, or — a job creation while ownership is on — the upload held for its model_id. */
+function readerFor(route: RouteSpec, bodies: BodySettings, guard: OwnershipGuard | undefined): RouteChain['readBody'] {
+  if (guard && route.ownership?.check === 'create-job') return (req, caller) => readJobCreation(guard, req, caller, bodies);
+  const read: BodyReader = bodyReaderFor(route, bodies, guard !== undefined);
+  return (req) => read(req);
+}
+
 /** Builds every route's chain, keyed by its spec (the object the route table resolves to). */
 export function buildRouteChains(routes: readonly RouteSpec[], deps: ChainDeps): ReadonlyMap<RouteSpec, RouteChain> {
   const reserve = (chat: ChatTerms | undefined): Reserve => {
@@ -52,13 +60,11 @@ export function buildRouteChains(routes: readonly RouteSpec[], deps: ChainDeps):
   };
   const chains = new Map<RouteSpec, RouteChain>();
   for (const route of routes) {
-    const guarded = deps.ownership !== undefined && route.ownership !== undefined;
+    const guard = route.ownership === undefined ? undefined : deps.ownership;
     chains.set(route, {
       route,
-      readBody: bodyReaderFor(route, deps.bodies, guarded),
-      checkOwnership: guarded
-        ? (req, caller, body) => checkOwnership(deps.ownership, route, req, caller, body, deps.bodies)
-        : (_req, _caller, body) => Promise.resolve({ body }),
+      readBody: readerFor(route, deps.bodies, guard),
+      checkOwnership: guard ? (req, caller, body) => checkOwnership(guard, route, req, caller, body) : () => Promise.resolve(undefined),
       reserve: route.limited ? reserve : undefined,
       meter: route.metering === 'tokens' ? meterTokens : unmetered,
     });

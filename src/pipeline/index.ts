@@ -57,10 +57,8 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
 
   const run = async (req: IncomingMessage, exchange: Exchange, chain: RouteChain): Promise<void> => {
     const caller = (exchange.caller = await identify(req));
-    const read = (exchange.body = await chain.readBody(req));
-    const { body, answer } = await chain.checkOwnership(req, caller, read);
-    // A job upload held for its model_id is forwarded from the ownership step's stream.
-    if (body !== read) exchange.body = body;
+    const body = (exchange.body = await chain.readBody(req, caller));
+    const answer = await chain.checkOwnership(req, caller, body);
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
     if (chain.reserve) {
       const admission = (exchange.admission = await deps.limiter.admit({ ...caller, ...chain.reserve(body.chat) }));

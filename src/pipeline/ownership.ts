@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { errors, GatewayError } from '../errors.js';
 import { ModelIdWatch, type OwnershipGuard } from '../ownership/index.js';
-import { BodyLimitCounter, pathParam, type RouteSpec } from '../proxy/index.js';
-import type { PreparedBody, BodySettings } from './body.js';
-import type { Caller } from './exchange.js';
+import { assertDeclaredLength, BodyLimitCounter, pathParam, type RouteSpec } from '../proxy/index.js';
+import type { BodySettings } from './body.js';
+import type { Caller, PreparedBody } from './values.js';
 
 /**
  * What to do with the upstream's answer once ownership has been checked: a creation's 2xx is
@@ -17,18 +17,13 @@ export interface AnswerRule {
   settle(status: number, body: Buffer | undefined): Promise<GatewayError | undefined>;
 }
 
-/** What the ownership step hands on: the body to forward (wrapped for a job creation) and what to do with the answer. */
-export interface OwnershipOutcome {
-  readonly body: PreparedBody;
-  readonly answer?: AnswerRule;
-}
-
 const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 const pathOf = (url: string | undefined): string => (url ?? '/').split('?', 1)[0]!;
 
 /**
  * The ownership step (SPEC 13.1, 13.2), as the route's spec says, before limits are charged and
- * before anything is forwarded. Off (`guard` undefined): nothing is checked or recorded.
+ * before anything is forwarded; answers what to do with the upstream's answer, if anything.
+ * Off (`guard` undefined): nothing is checked or recorded.
  */
 export async function checkOwnership(
   guard: OwnershipGuard | undefined,
@@ -36,32 +31,42 @@ export async function checkOwnership(
   req: IncomingMessage,
   caller: Caller,
   body: PreparedBody,
-  settings: BodySettings,
-): Promise<OwnershipOutcome> {
+): Promise<AnswerRule | undefined> {
   const rule = route.ownership;
-  if (!guard || !rule) return { body };
+  if (!guard || !rule) return undefined;
   const owner = caller.project;
   switch (rule.check) {
     case 'path': {
       const id = pathParam(route.template, pathOf(req.url), rule.param);
       if (id === undefined) throw errors.pathParamEncodingInvalid(rule.param);
       await guard.checkResource(rule.kind, id, owner, rule.param);
-      if (!rule.release) return { body };
+      if (!rule.release) return undefined;
       // Released before the client hears the answer: its next request already finds it gone.
-      return { body, answer: { buffered: true, settle: async (status) => void (isSuccess(status) && (await guard.release(rule.kind, id))) } };
+      return { buffered: true, settle: async (status) => void (isSuccess(status) && (await guard.release(rule.kind, id))) };
     }
     case 'chat-model':
       if (body.chat) guard.checkChatModel(body.chat.model, owner);
-      return { body };
+      return undefined;
     case 'create-model': {
       assertUncompressed(req);
       const artifact = guard.checkModelName(body.raw, owner);
-      return { body, answer: creationAnswer(guard, 'model', caller, artifact) };
+      return creationAnswer(guard, 'model', caller, artifact);
     }
     case 'create-job':
-      assertUncompressed(req);
-      return { body: await admitJobCreation(guard, req, caller, settings), answer: creationAnswer(guard, 'training_job', caller, undefined) };
+      // Its model_id was checked as the body was read (readJobCreation, the route's body reader).
+      return creationAnswer(guard, 'training_job', caller, undefined);
   }
+}
+
+/**
+ * The body reader of a job creation while ownership is on: the upload is held until its
+ * top-level model_id is certain and the caller's (SPEC 13.1), then streams on.
+ */
+export function readJobCreation(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings): Promise<PreparedBody> {
+  // A declared length over the limit is refused before anything else, as for any upload.
+  assertDeclaredLength(req, settings.streamBodyLimit);
+  assertUncompressed(req);
+  return admitJobCreation(guard, req, caller, settings);
 }
 
 function creationAnswer(guard: OwnershipGuard, kind: 'model' | 'training_job', caller: Caller, artifact: string | undefined): AnswerRule {
