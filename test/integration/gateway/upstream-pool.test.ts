@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeUpstream, sendJson, type FakeUpstream } from '../../fixtures/fake-upstream.js';
+import { MODEL_LIST, startInferenceHost } from '../../fixtures/inference-host.js';
+import { startTrainingService } from '../../fixtures/training-service.js';
+import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { bearer, KEYS } from '../../helpers/keys.js';
+import { freePort } from '../../helpers/ports.js';
+
+const auth = { authorization: bearer(KEYS.teamA) };
+const chat = JSON.stringify({ model: 'OpenPipe/Qwen3-14B-Instruct', messages: [{ role: 'user', content: 'hi' }] });
+
+/** Runs `count` calls of `send`, `concurrency` at a time; `onDone(i)` after each completes. */
+async function load<T>(count: number, concurrency: number, send: (i: number) => Promise<T>, onDone?: (done: number) => void): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await send(i);
+      done += 1;
+      onDone?.(done);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return results;
+}
+
+const getModels = async (url: string) => {
+  const res = await fetch(`${url}/v1/models`, { headers: auth });
+  return { status: res.status, body: (await res.json()) as unknown };
+};
+
+/** An inference host that answers /v1/models after `delayMs`, or 503 while `sick`. */
+async function slowHost(delayMs: number, state = { sick: false }): Promise<FakeUpstream> {
+  return startFakeUpstream((_req, res) => {
+    if (state.sick) return sendJson(res, 503, { error: { message: 'The server is overloaded.', type: 'server_error', param: null, code: 'overloaded' } });
+    setTimeout(() => sendJson(res, 200, MODEL_LIST), delayMs);
+  });
+}
+
+describe('upstream pools (SPEC 19)', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  async function gatewayWith(hosts: { service?: string[]; inference?: string[] }, extra: Record<string, unknown> = {}): Promise<RunningGateway> {
+    const svc = await startTrainingService();
+    const inf = await startInferenceHost();
+    cleanups.push(() => svc.close(), () => inf.close());
+    const targets = (urls: string[] | undefined) => (urls ? { url: undefined, targets: urls.map((url) => ({ url })) } : {});
+    const gw = await startGateway(
+      testConfig({ service: svc.url, inference: inf.url }, { upstreams: { service: { ...targets(hosts.service), ...extra }, inference: { ...targets(hosts.inference), ...extra } } }),
+    );
+    cleanups.push(() => gw.close());
+    return gw;
+  }
+  async function hosts(n: number, start: () => Promise<FakeUpstream>): Promise<FakeUpstream[]> {
+    const started = await Promise.all(Array.from({ length: n }, start));
+    for (const host of started) cleanups.push(() => host.close().catch(() => undefined));
+    return started;
+  }
+
+  it('loses no GET when one of three inference hosts goes away mid-way', async () => {
+    const inference = await hosts(3, startInferenceHost);
+    const gw = await gatewayWith({ inference: inference.map((h) => h.url) });
+    let killed: Promise<void> | undefined;
+    const results = await load(300, 20, () => getModels(gw.url), (done) => {
+      if (done === 100) killed = inference[1]!.close();
+    });
+    await killed;
+    expect(results.filter((r) => r.status !== 200)).toEqual([]);
+    expect(results.every((r) => JSON.stringify(r.body) === JSON.stringify(MODEL_LIST))).toBe(true);
+    for (const host of inference) expect(host.requests.length).toBeGreaterThan(0);
+  });
+
+  it('never sends a chat POST twice, and fails none that had not reached the host that went away', async () => {
+    const services = await hosts(3, startTrainingService);
+    const gw = await gatewayWith({ service: services.map((h) => h.url) });
+    let killed: Promise<void> | undefined;
+    const results = await load(150, 20, async () => {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: chat });
+      await res.arrayBuffer();
+      return { status: res.status, id: res.headers.get('x-request-id') ?? '' };
+    }, (done) => {
+      if (done === 50) killed = services[1]!.close();
+    });
+    await killed;
+    const seen = services.flatMap((host) => host.requests.map((r) => String(r.headers['x-request-id'])));
+    expect(new Set(seen).size).toBe(seen.length);
+    const reachedDead = new Set(services[1]!.requests.map((r) => String(r.headers['x-request-id'])));
+    const started = services[1]!.started;
+    // Only a chat in flight on the host when it went away may fail; every other one succeeds.
+    const failed = results.filter((r) => r.status !== 200);
+    expect(failed.every((r) => r.status === 502)).toBe(true);
+    expect(failed.length).toBeLessThanOrEqual(started - reachedDead.size + 20);
+    expect(results.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(150 - 20);
+  });
+
+  it('retries a chat POST refused by one target on another, and never repeats one that reached a target', async () => {
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    const services = await hosts(2, startTrainingService);
+    const gw = await gatewayWith({ service: [dead, services[0]!.url, services[1]!.url] }, { retries: 2 });
+    for (let i = 0; i < 6; i += 1) {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: chat });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    const before = services[0]!.started + services[1]!.started;
+    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'x-fixture-mode': 'reset' }, body: chat });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_unavailable');
+    expect(services[0]!.started + services[1]!.started - before).toBe(1);
+  });
+
+  it('sends a host ten times slower at most a quarter of the requests under least-outstanding', async () => {
+    const fast = await hosts(2, () => slowHost(5));
+    const [slow] = await hosts(1, () => slowHost(50));
+    const gw = await gatewayWith({ inference: [fast[0]!.url, slow!.url, fast[1]!.url] });
+    const results = await load(200, 20, () => getModels(gw.url));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(slow!.requests.length).toBeLessThanOrEqual(50);
+  });
+
+  it('ejects a failing host, tries the one out longest when all are out, and takes a host back after recovery', async () => {
+    const sickA = { sick: true };
+    const sickB = { sick: true };
+    const [a, b] = [await slowHost(0, sickA), await slowHost(0, sickB)];
+    cleanups.push(() => a.close(), () => b.close());
+    const gw = await gatewayWith({ inference: [a.url, b.url] }, { eject: { failures: 2, baseMs: 200, maxMs: 1000 }, retries: 0 });
+    for (let i = 0; i < 4; i += 1) expect((await getModels(gw.url)).status).toBe(503);
+    expect([a.requests.length, b.requests.length]).toEqual([2, 2]);
+    // Both out: panic mode still sends each request (to the one out longest), answering the host's 503.
+    const panic = await getModels(gw.url);
+    expect(panic).toEqual({ status: 503, body: { error: { message: 'The server is overloaded.', type: 'server_error', param: null, code: 'overloaded' } } });
+    expect(a.requests.length + b.requests.length).toBe(5);
+    sickA.sick = false;
+    sickB.sick = false;
+    expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
+  });
+
+  it('keeps an ejected host out while the others answer, then takes it back', async () => {
+    const state = { sick: true };
+    const good = await slowHost(0);
+    const flaky = await slowHost(0, state);
+    cleanups.push(() => good.close(), () => flaky.close());
+    const gw = await gatewayWith({ inference: [good.url, flaky.url] }, { eject: { failures: 1, baseMs: 300, maxMs: 300 } });
+    for (let i = 0; i < 10; i += 1) expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
+    // The first 503 took it out (and that GET was retried on the good host); none reached it since.
+    expect(flaky.requests.length).toBe(1);
+    state.sick = false;
+    const deadline = Date.now() + 5000;
+    while (flaky.requests.length < 2 && Date.now() < deadline) expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
+    expect(flaky.requests.length).toBe(2);
+  });
+});
