@@ -74,8 +74,15 @@ describe('upstream pools (SPEC 19)', () => {
     for (const host of inference) expect(host.requests.length).toBeGreaterThan(0);
   });
 
-  it('never sends a chat POST twice, and fails none that had not reached the host that went away', async () => {
+  it('never sends a chat POST twice when one of three hosts goes away mid-way', async () => {
     const services = await hosts(3, startTrainingService);
+    // Each host's log of request ids, taken when the headers arrive (before any body: a resent
+    // request shows here even when the host went away before reading it).
+    const arrived = services.map((host) => {
+      const ids: string[] = [];
+      host.server.on('request', (req) => ids.push(String(req.headers['x-request-id'])));
+      return ids;
+    });
     const gw = await gatewayWith({ service: services.map((h) => h.url) });
     let killed: Promise<void> | undefined;
     const results = await load(150, 20, async () => {
@@ -86,15 +93,15 @@ describe('upstream pools (SPEC 19)', () => {
       if (done === 50) killed = services[1]!.close();
     });
     await killed;
-    const seen = services.flatMap((host) => host.requests.map((r) => String(r.headers['x-request-id'])));
+    const seen = arrived.flat();
     expect(new Set(seen).size).toBe(seen.length);
-    const reachedDead = new Set(services[1]!.requests.map((r) => String(r.headers['x-request-id'])));
-    const started = services[1]!.started;
-    // Only a chat in flight on the host when it went away may fail; every other one succeeds.
+    // Only a chat whose bytes had left for the host that went away may fail (502: at most the 20 in
+    // flight). Some of those the host never read (written to a kept-alive socket as it closed), but
+    // the gateway cannot tell them from one the host took and died on: it does not send them again.
     const failed = results.filter((r) => r.status !== 200);
-    expect(failed.every((r) => r.status === 502)).toBe(true);
-    expect(failed.length).toBeLessThanOrEqual(started - reachedDead.size + 20);
-    expect(results.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(150 - 20);
+    expect(failed.filter((r) => r.status !== 502)).toEqual([]);
+    expect(failed.length).toBeLessThanOrEqual(20);
+    expect(results.filter((r) => r.status === 200).length).toBe(150 - failed.length);
   });
 
   it('retries a chat POST refused by one target on another, and never repeats one that reached a target', async () => {
