@@ -3,7 +3,7 @@ import type { Stream } from 'node:stream';
 import { ProxyServer } from 'http-proxy-3';
 import { errors, type GatewayError } from '../errors.js';
 import type { UpstreamConfig, UpstreamName } from '../config/index.js';
-import type { UpstreamErrorKind } from './upstream-error.js';
+import type { UpstreamErrorKind, UpstreamRetryReason } from './upstream-error.js';
 import { BufferedBody } from './body.js';
 import { TargetPool } from './pool/pool.js';
 import type { PoolEvents, PoolTarget } from './pool/targets.js';
@@ -39,12 +39,9 @@ export interface Upstream {
   close(): void;
 }
 
-/** Why an attempt was repeated: `tollgate_upstream_retries_total{reason}`. */
-export type RetryReason = 'connect' | 'reset' | 'status';
-
 /** What the pool reports beyond target state: each retry. */
 export interface UpstreamEvents extends PoolEvents {
-  retried(upstream: string, reason: RetryReason): void;
+  retried(upstream: string, reason: UpstreamRetryReason): void;
 }
 
 interface Pending {
@@ -189,7 +186,7 @@ function attempt(pool: Pool, entry: Pending, req: IncomingMessage): void {
 }
 
 /** Another attempt on a target not yet tried, while retries remain; false when there is none. */
-function retry(pool: Pool, entry: Pending, req: IncomingMessage, reason: RetryReason, now: number): boolean {
+function retry(pool: Pool, entry: Pending, req: IncomingMessage, reason: UpstreamRetryReason, now: number): boolean {
   const tried = (entry.tried ??= []);
   tried.push(entry.target);
   if (tried.length > pool.config.retries) return false;

@@ -26,7 +26,7 @@ export class TargetPool {
     this.several = this.targets.length > 1;
     this.balance = config.balance;
     this.eject = config.eject;
-    for (const target of this.targets) events?.stateChanged(upstream, target.key, true);
+    for (const target of this.targets) events?.targetAdded(upstream, target.key);
   }
 
   /** The target for the next attempt, skipping `tried`; undefined when every target was tried. */
@@ -80,12 +80,10 @@ export class TargetPool {
   /** An answer that was not 502/503/504: the target is healthy again. */
   succeeded(target: PoolTarget): void {
     if (target.failures === 0 && target.outUntil === 0) return;
-    const wasOut = target.outUntil !== 0;
     target.failures = 0;
     target.ejections = 0;
     target.outUntil = 0;
     target.outSince = 0;
-    if (wasOut) this.events?.stateChanged(this.upstream, target.key, true);
   }
 
   /** A connect error, reset, timeout or 502/503/504: enough in a row take the target out, the back-off doubling. */
@@ -97,7 +95,6 @@ export class TargetPool {
     target.outSince = now;
     target.outUntil = now + backoff;
     this.events?.ejected(this.upstream, target.key);
-    this.events?.stateChanged(this.upstream, target.key, false);
   }
 
   states(now: number): ReturnType<PoolTarget['state']>[] {

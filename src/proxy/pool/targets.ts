@@ -12,8 +12,9 @@ export interface TargetOptions {
 
 /** What a pool tells the outside about its targets (metrics, /readyz). */
 export interface PoolEvents {
+  /** A target joined (start-up or reload). */
+  targetAdded(upstream: string, target: string): void;
   ejected(upstream: string, target: string): void;
-  stateChanged(upstream: string, target: string, up: boolean): void;
 }
 
 /** One host of an upstream: its keep-alive agent, its load and its ejection state (SPEC 19). */

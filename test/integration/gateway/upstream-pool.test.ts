@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeUpstream, sendJson, type FakeUpstream } from '../../fixtures/fake-upstream.js';
 import { MODEL_LIST, startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService } from '../../fixtures/training-service.js';
-import { startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { metricValue, startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { freePort } from '../../helpers/ports.js';
 
@@ -155,9 +155,26 @@ describe('upstream pools (SPEC 19)', () => {
     for (let i = 0; i < 10; i += 1) expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
     // The first 503 took it out (and that GET was retried on the good host); none reached it since.
     expect(flaky.requests.length).toBe(1);
+    const [goodTarget, flakyTarget] = [new URL(good.url).host, new URL(flaky.url).host];
+    const ready = await fetch(`${gw.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { upstreams: unknown }).upstreams).toEqual({
+      service: [{ target: new URL(gw.config.upstreams.service.url!).host, state: 'up', outstanding: 0 }],
+      inference: [
+        { target: goodTarget, state: 'up', outstanding: 0 },
+        { target: flakyTarget, state: 'ejected', outstanding: 0, retryInMs: expect.any(Number) as number },
+      ],
+    });
+    expect(await metricValue(gw.url, `tollgate_upstream_ejections_total{upstream="inference",target="${flakyTarget}"}`)).toBe(1);
+    expect(await metricValue(gw.url, `tollgate_upstream_ejections_total{upstream="inference",target="${goodTarget}"}`)).toBe(0);
+    expect(await metricValue(gw.url, `tollgate_upstream_target_up{upstream="inference",target="${flakyTarget}"}`)).toBe(0);
+    expect(await metricValue(gw.url, `tollgate_upstream_target_up{upstream="inference",target="${goodTarget}"}`)).toBe(1);
+    expect(await metricValue(gw.url, 'tollgate_upstream_retries_total{upstream="inference",reason="status"}')).toBe(1);
+    expect(await metricValue(gw.url, 'tollgate_upstream_retries_total{upstream="inference",reason="connect"}')).toBe(0);
     state.sick = false;
     const deadline = Date.now() + 5000;
     while (flaky.requests.length < 2 && Date.now() < deadline) expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
     expect(flaky.requests.length).toBe(2);
+    expect(await metricValue(gw.url, `tollgate_upstream_target_up{upstream="inference",target="${flakyTarget}"}`)).toBe(1);
   });
 });
