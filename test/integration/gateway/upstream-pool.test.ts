@@ -1,9 +1,12 @@
+import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config/index.js';
 import { startFakeUpstream, sendJson, type FakeUpstream } from '../../fixtures/fake-upstream.js';
 import { MODEL_LIST, startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService } from '../../fixtures/training-service.js';
-import { metricValue, startGateway, testConfig, type RunningGateway } from '../../helpers/gateway.js';
-import { bearer, KEYS } from '../../helpers/keys.js';
+import { metricValue, startGateway, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { ADMIN_ENTRIES, bearer, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
+import { writeTempConfig } from '../../helpers/process.js';
 import { freePort } from '../../helpers/ports.js';
 
 const auth = { authorization: bearer(KEYS.teamA) };
@@ -176,5 +179,56 @@ describe('upstream pools (SPEC 19)', () => {
     while (flaky.requests.length < 2 && Date.now() < deadline) expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
     expect(flaky.requests.length).toBe(2);
     expect(await metricValue(gw.url, `tollgate_upstream_target_up{upstream="inference",target="${flakyTarget}"}`)).toBe(1);
+  });
+
+  it('moves to the targets of a reload under load, requests in flight finishing where they were', async () => {
+    const [a, b, c] = await hosts(3, () => slowHost(2));
+    const service = await startTrainingService();
+    cleanups.push(() => service.close());
+    const databasePath = tempDatabasePath();
+    const yaml = (targets: FakeUpstream[]) => `
+server: { host: 127.0.0.1, port: 0, shutdownGraceMs: 2000 }
+upstreams:
+  service: { url: "${service.url}", timeoutMs: 2000 }
+  inference: { targets: ${JSON.stringify(targets.map((h) => ({ url: h.url })))}, timeoutMs: 2000 }
+auth: { keys: ${JSON.stringify(KEY_ENTRIES)}, admin: { keys: ${JSON.stringify(ADMIN_ENTRIES)} } }
+database: { path: "${databasePath}" }
+logging: { level: silent }
+`;
+    const path = writeTempConfig(yaml([a!, b!]));
+    const gw = await startGateway(loadConfig(path), path);
+    cleanups.push(() => gw.close());
+    let reloaded: Promise<Response> | undefined;
+    let reloadAnswered = false;
+    const results = await load(
+      200,
+      10,
+      async () => {
+        const afterReload = reloadAnswered;
+        const res = await fetch(`${gw.url}/v1/models`, { headers: auth });
+        await res.arrayBuffer();
+        return { status: res.status, id: res.headers.get('x-request-id') ?? '', afterReload };
+      },
+      (done) => {
+        if (done !== 80) return;
+        writeFileSync(path, yaml([b!, c!]));
+        reloaded = fetch(`${gw.url}/admin/config/reload`, { method: 'POST', headers: { authorization: bearer(KEYS.admin) } }).then((res) => {
+          reloadAnswered = true;
+          return res;
+        });
+      },
+    );
+    expect((await reloaded)!.status).toBe(200);
+    expect(results.filter((r) => r.status !== 200)).toEqual([]);
+    // A request sent once the reload answered never went to the removed target; the added one took its share.
+    const onA = new Set(a!.requests.map((r) => String(r.headers['x-request-id'])));
+    const sentAfter = results.filter((r) => r.afterReload);
+    expect(sentAfter.length).toBeGreaterThan(50);
+    expect(sentAfter.filter((r) => onA.has(r.id))).toEqual([]);
+    expect(a!.requests.length).toBeGreaterThan(0);
+    expect(c!.requests.length).toBeGreaterThan(0);
+    const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { upstreams: { inference: { target: string }[] } };
+    expect(ready.upstreams.inference.map((t) => t.target)).toEqual([new URL(b!.url).host, new URL(c!.url).host]);
+    expect(await metricValue(gw.url, `tollgate_upstream_target_up{upstream="inference",target="${new URL(a!.url).host}"}`)).toBeNaN();
   });
 });
