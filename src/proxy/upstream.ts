@@ -163,6 +163,18 @@ function answered(pool: Pool, entry: Pending, req: IncomingMessage, upstreamResp
   entry.handlers.onResponse(upstreamResponse);
 }
 
+/** Nothing per request: a pool of one has its target in the server's own options. */
+const NO_OPTIONS = {};
+
+/**
+ * What proxy.web() takes for one attempt. A pool of one passes what a single URL always did
+ * (nothing, or the body); a pool of several names the target, agent and path handling too.
+ */
+function requestOptions(several: boolean, target: PoolTarget, body: Stream | undefined): object {
+  if (!several) return body ? { buffer: body } : NO_OPTIONS;
+  return body ? { ...target.options, buffer: body } : target.options;
+}
+
 /** Sends the current attempt to entry.target; its error retries or fails the exchange. */
 function attempt(pool: Pool, entry: Pending, req: IncomingMessage): void {
   const { targets, proxy } = pool;
@@ -172,8 +184,7 @@ function attempt(pool: Pool, entry: Pending, req: IncomingMessage): void {
     target.outstanding += 1;
     entry.holding = true;
   }
-  const options = target.options;
-  proxy.web(req, entry.res, entry.body ? { ...options, buffer: entry.body } : options, (err: Error) => {
+  proxy.web(req, entry.res, requestOptions(targets.several, target, entry.body), (err: Error) => {
     if (number !== entry.attempt) return;
     release(entry);
     const now = Date.now();
