@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { startFakeUpstream, sendJson, type FakeUpstream } from '../../fixtures/fake-upstream.js';
@@ -230,5 +232,21 @@ logging: { level: silent }
     const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { upstreams: { inference: { target: string }[] } };
     expect(ready.upstreams.inference.map((t) => t.target)).toEqual([new URL(b!.url).host, new URL(c!.url).host]);
     expect(await metricValue(gw.url, `tollgate_upstream_target_up{upstream="inference",target="${new URL(a!.url).host}"}`)).toBeNaN();
+  });
+
+  it('counts a target answering garbage (not HTTP) as failing: GETs go elsewhere and it is ejected', async () => {
+    const garbage = createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.end('SSH-2.0-OpenSSH_9.6\r\n\r\n'));
+    });
+    garbage.listen(0, '127.0.0.1');
+    await once(garbage, 'listening');
+    cleanups.push(() => new Promise<void>((resolve) => garbage.close(() => resolve())));
+    const garbageTarget = `127.0.0.1:${(garbage.address() as AddressInfo).port}`;
+    const [good] = await hosts(1, () => slowHost(0));
+    const gw = await gatewayWith({ inference: [`http://${garbageTarget}`, good!.url] });
+    for (let i = 0; i < 10; i += 1) expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
+    expect(await metricValue(gw.url, `tollgate_upstream_ejections_total{upstream="inference",target="${garbageTarget}"}`)).toBe(1);
+    expect(await metricValue(gw.url, 'tollgate_upstream_retries_total{upstream="inference",reason="reset"}')).toBe(3);
   });
 });
