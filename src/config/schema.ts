@@ -85,6 +85,15 @@ const upstreamSchema = z
       .object({ failures: positiveInt.default(3), baseMs: positiveInt.default(10_000), maxMs: positiveInt.default(300_000) })
       .strict()
       .prefault({}),
+    /** Optional active check: a GET of `path` on each target every intervalMs; not 2xx within timeoutMs takes it out. */
+    healthCheck: z
+      .object({
+        path: z.string().startsWith('/', 'must start with /'),
+        intervalMs: positiveInt.default(5000),
+        timeoutMs: positiveInt.default(1000),
+      })
+      .strict()
+      .optional(),
     /** Further attempts on another target, within the SPEC 19 rules (never a second charge). */
     retries: z.number().int().min(0).max(10).default(1),
     auth: upstreamAuthSchema.default('passthrough'),

@@ -5,6 +5,7 @@ import { errors, type GatewayError } from '../errors.js';
 import type { UpstreamConfig, UpstreamName } from '../config/index.js';
 import type { UpstreamErrorKind, UpstreamRetryReason } from './upstream-error.js';
 import { BufferedBody } from './body.js';
+import { startHealthChecks } from './pool/health-check.js';
 import { TargetPool } from './pool/pool.js';
 import type { PoolEvents, PoolTarget } from './pool/targets.js';
 
@@ -262,6 +263,7 @@ function cancel(pool: Pool, entry: Pending, timedOut: boolean): void {
 /** One upstream: its targets (each with a keep-alive agent) behind one http-proxy-3 server built once from config. */
 export function createUpstream(name: UpstreamName, config: UpstreamConfig, events?: UpstreamEvents): Upstream {
   const targets = new TargetPool(name, config, events);
+  const stopChecks = config.healthCheck ? startHealthChecks(targets, config.healthCheck) : undefined;
   const pool: Pool = { name, config, proxy: proxyServer(targets.targets[0]!, config), targets, events, pending: new WeakMap() };
   followExchanges(pool);
   return {
@@ -271,6 +273,7 @@ export function createUpstream(name: UpstreamName, config: UpstreamConfig, event
     forward: (req, res, body, handlers) => forward(pool, req, res, body, handlers),
     targetStates: () => targets.states(Date.now()),
     close() {
+      stopChecks?.();
       targets.close();
       pool.proxy.close();
     },

@@ -97,6 +97,21 @@ export class TargetPool {
     this.events?.ejected(this.upstream, target.key);
   }
 
+  /** The active health check failed: out until a check passes (counted as an ejection once). */
+  checkFailed(target: PoolTarget, now: number): void {
+    if (target.checkedOut) return;
+    target.checkedOut = true;
+    if (target.outSince === 0) target.outSince = now;
+    this.events?.ejected(this.upstream, target.key);
+  }
+
+  /** The active health check passed: back in, unless passive ejection still holds it out. */
+  checkPassed(target: PoolTarget): void {
+    if (!target.checkedOut) return;
+    target.checkedOut = false;
+    if (target.outUntil === 0) target.outSince = 0;
+  }
+
   states(now: number): ReturnType<PoolTarget['state']>[] {
     return this.targets.map((target) => target.state(now));
   }

@@ -34,6 +34,8 @@ export class PoolTarget {
   outUntil = 0;
   /** When the current ejection began: panic mode tries the one out longest. */
   outSince = 0;
+  /** Taken out by the active health check until a check passes (SPEC 19 healthCheck). */
+  checkedOut = false;
 
   constructor(
     readonly url: URL,
@@ -48,14 +50,16 @@ export class PoolTarget {
   }
 
   isUp(now: number): boolean {
-    return this.outUntil <= now;
+    return this.outUntil <= now && !this.checkedOut;
   }
 
   /** `up`, `ejected` (with the time left) for /readyz. */
   state(now: number): { target: string; state: 'up' | 'ejected'; outstanding: number; retryInMs?: number } {
     return this.isUp(now)
       ? { target: this.key, state: 'up', outstanding: this.outstanding }
-      : { target: this.key, state: 'ejected', outstanding: this.outstanding, retryInMs: this.outUntil - now };
+      : this.outUntil > now
+        ? { target: this.key, state: 'ejected', outstanding: this.outstanding, retryInMs: this.outUntil - now }
+        : { target: this.key, state: 'ejected', outstanding: this.outstanding };
   }
 }
 

@@ -10,6 +10,7 @@ import { metricValue, startGateway, tempDatabasePath, testConfig, type RunningGa
 import { ADMIN_ENTRIES, bearer, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 import { writeTempConfig } from '../../helpers/process.js';
 import { freePort } from '../../helpers/ports.js';
+import { eventually } from '../../helpers/wait.js';
 
 const auth = { authorization: bearer(KEYS.teamA) };
 const chat = JSON.stringify({ model: 'OpenPipe/Qwen3-14B-Instruct', messages: [{ role: 'user', content: 'hi' }] });
@@ -248,5 +249,27 @@ logging: { level: silent }
     for (let i = 0; i < 10; i += 1) expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
     expect(await metricValue(gw.url, `tollgate_upstream_ejections_total{upstream="inference",target="${garbageTarget}"}`)).toBe(1);
     expect(await metricValue(gw.url, 'tollgate_upstream_retries_total{upstream="inference",reason="reset"}')).toBe(3);
+  });
+
+  it('takes a target out on a failed active health check before any request fails, and back when it passes', async () => {
+    const state = { sick: true };
+    const good = await slowHost(0);
+    const sick = await slowHost(0, state);
+    cleanups.push(() => good.close(), () => sick.close());
+    const gw = await gatewayWith({ inference: [good.url, sick.url] }, { healthCheck: { path: '/v1/health', intervalMs: 20, timeoutMs: 500 } });
+    const sickTarget = new URL(sick.url).host;
+    const stateOf = async () =>
+      ((await (await fetch(`${gw.url}/readyz`)).json()) as { upstreams: { inference: { target: string; state: string }[] } }).upstreams.inference.find((t) => t.target === sickTarget)?.state;
+    await eventually(async () => (await stateOf()) === 'ejected');
+    for (let i = 0; i < 6; i += 1) expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
+    expect(sick.requests.filter((r) => r.url === '/v1/models')).toEqual([]);
+    expect(sick.requests.every((r) => r.url === '/v1/health')).toBe(true);
+    expect(await metricValue(gw.url, `tollgate_upstream_ejections_total{upstream="inference",target="${sickTarget}"}`)).toBe(1);
+    state.sick = false;
+    await eventually(async () => (await stateOf()) === 'up');
+    await eventually(async () => {
+      expect(await getModels(gw.url)).toEqual({ status: 200, body: MODEL_LIST });
+      return sick.requests.some((r) => r.url === '/v1/models');
+    });
   });
 });

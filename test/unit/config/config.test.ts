@@ -95,6 +95,7 @@ describe('parseConfig', () => {
     ['a zero weight', 'upstreams: {service: {url: "http://a"}, inference: {targets: [{url: "http://b", weight: 0}]}}', 'config: upstreams.inference.targets[0].weight: must be greater than 0'],
     ['a negative weight', 'upstreams: {service: {url: "http://a"}, inference: {targets: [{url: "http://b", weight: -2}]}}', 'config: upstreams.inference.targets[0].weight: must be greater than 0'],
     ['an unknown balance', 'upstreams: {service: {url: "http://a", balance: random}, inference: {url: "http://b"}}', 'config: upstreams.service.balance: Invalid option: expected one of "least-outstanding"|"round-robin"'],
+    ['a health check path without its slash', 'upstreams: {service: {url: "http://a", healthCheck: {path: "health"}}, inference: {url: "http://b"}}', 'config: upstreams.service.healthCheck.path: must start with /'],
     ['a bad size', `${minimal}server: {bodyLimit: lots}`, 'config: server.bodyLimit: "lots" is not a size (use e.g. 10mb, 512kb or a number of bytes)'],
     ['an unknown section', `${minimal}ratelimits: {}`, 'config: (root): unknown key(s) "ratelimits"'],
     ['invalid YAML', 'server: [1, 2', 'config: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
@@ -120,6 +121,9 @@ describe('parseConfig', () => {
     expect(config.upstreams.inference.balance).toBe('round-robin');
     expect(config.upstreams.inference.eject).toEqual({ failures: 5, baseMs: 10000, maxMs: 300000 });
     expect(config.upstreams.inference.retries).toBe(2);
+    expect(config.upstreams.inference.healthCheck).toBeUndefined();
+    const checked = parseConfig('upstreams:\n  service: {url: "http://a:1", healthCheck: {path: /v1/health}}\n  inference: {url: "http://b:1"}\n', {});
+    expect(checked.upstreams.service.healthCheck).toEqual({ path: '/v1/health', intervalMs: 5000, timeoutMs: 1000 });
   });
   it('loads config/default.yaml and config/example.yaml', () => {
     expect(loadConfig('config/default.yaml', {}).auth.keys).toEqual([]);
