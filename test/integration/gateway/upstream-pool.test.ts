@@ -124,6 +124,16 @@ describe('upstream pools (SPEC 19)', () => {
     expect(res.status).toBe(502);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_unavailable');
     expect(services[0]!.started + services[1]!.started - before).toBe(1);
+    // Each chat is one request to the rest of the gateway, however many attempts it took.
+    const retried = await metricValue(gw.url, 'tollgate_upstream_retries_total{upstream="service",reason="connect"}');
+    expect(retried).toBeGreaterThan(0);
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const chats = text
+      .split('\n')
+      .filter((line) => line.startsWith('tollgate_requests_total{') && line.includes('route="/v1/chat/completions"'))
+      .reduce((sum, line) => sum + Number(line.split(' ')[1]), 0);
+    expect(chats).toBe(7);
+    expect(services[0]!.requests.length + services[1]!.requests.length).toBe(7);
   });
 
   it('sends a host ten times slower at most a quarter of the requests under least-outstanding', async () => {
