@@ -5,10 +5,10 @@ import { perUpstream, type Config } from './config/index.js';
 import type { Part } from './lifecycle.js';
 import type { Limiter } from './limits/index.js';
 import { createPriceBook, type Ledger, type PriceBook } from './metering/index.js';
-import { createMetricsEndpoint, type Logger, type Metrics } from './observability/index.js';
+import { createMetricsEndpoint, type Logger, type Metrics, type UpstreamTargetState } from './observability/index.js';
 import { OwnershipGuard, ownershipPolicy, type OwnershipRegistry } from './ownership/index.js';
 import { createV1Handler, type V1Handler } from './pipeline/index.js';
-import { createUpstream, resolveRoute, type BufferBudget, type RouteTable, type Upstream, type UpstreamName } from './proxy/index.js';
+import { createUpstream, resolveRoute, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
 import { createChatBodyChecker, type ChatBodyChecker } from './validation/index.js';
 
 /** What lives as long as the process: built once, shared by every configuration. */
@@ -46,6 +46,15 @@ export interface Live {
   route(req: IncomingMessage, res: ServerResponse): void;
 }
 
+/** Where the upstream pools report: ejections and retries as metrics. */
+function upstreamEventsOf(metrics: Metrics): UpstreamEvents {
+  return {
+    targetAdded: (upstream, target) => metrics.recordUpstreamTarget(upstream, target),
+    ejected: (upstream, target) => metrics.recordUpstreamEjection(upstream, target),
+    retried: (upstream, reason) => metrics.recordUpstreamRetry(upstream, reason),
+  };
+}
+
 /** The chat checker's settings: a reload that keeps them keeps its worker threads. */
 const checkerSettings = (config: Config): string => `${config.rateLimits.defaultCompletionTokens} ${config.metering.forceStreamUsage}`;
 
@@ -53,7 +62,7 @@ const checkerSettings = (config: Config): string => `${config.rateLimits.default
 export async function buildLive(config: Config, services: Services, previous?: Live): Promise<Live> {
   const authenticator = await createAuthenticator(config, services.runtimeKeys, services.teams, services.runtimeAdmins);
   const prices = createPriceBook(config.metering.prices);
-  const upstreams = perUpstream((name) => createUpstream(name, config.upstreams[name]));
+  const upstreams = perUpstream((name) => createUpstream(name, config.upstreams[name], upstreamEventsOf(services.metrics)));
   const chatChecker =
     previous && checkerSettings(previous.config) === checkerSettings(config)
       ? previous.chatChecker
@@ -110,7 +119,16 @@ export class LiveConfiguration implements Part<Config> {
   ) {}
 
   static async build(config: Config, services: Services): Promise<LiveConfiguration> {
-    return new LiveConfiguration(await buildLive(config, services), services);
+    const built = new LiveConfiguration(await buildLive(config, services), services);
+    services.metrics.watchUpstreamTargets(() => built.targetStates());
+    return built;
+  }
+
+  /** Each target of the running configuration's upstreams: `tollgate_upstream_target_up`. */
+  *targetStates(): Iterable<UpstreamTargetState> {
+    for (const upstream of Object.values(this.live.upstreams)) {
+      for (const { target, state } of upstream.targetStates()) yield { upstream: upstream.name, target, up: state === 'up' };
+    }
   }
 
   /** What new requests run with. */

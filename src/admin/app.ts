@@ -9,7 +9,7 @@ import { requestIdFor, type Logger, type Metrics } from '../observability/index.
 import type { StoreHandle } from '../store/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { TeamAdmin } from '../teams/index.js';
-import { malformedPathEncoding } from '../proxy/index.js';
+import { malformedPathEncoding, type Upstream } from '../proxy/index.js';
 import { audited, type AuditTrail } from './audit.js';
 import { requireAdmin } from './auth.js';
 import { authorize } from './scope.js';
@@ -23,6 +23,7 @@ export interface CurrentConfig {
   readonly config: Config;
   readonly authenticator: Authenticator;
   readonly metricsHandler: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly upstreams: Readonly<Record<string, Pick<Upstream, 'targetStates'>>>;
 }
 
 export interface OperationsAppDeps {
@@ -93,11 +94,15 @@ function readinessHandler(deps: OperationsAppDeps): RequestHandler {
     const ready = !draining && deps.limiter.ready();
     // `store` says whether limits are shared or on the per-instance fallback; `database` whether
     // the last database call got through, so keys and ownership are fresh (requests are served
-    // from memory either way, so neither makes the instance unready).
+    // from memory either way, so neither makes the instance unready). `upstreams` lists each
+    // target's state (SPEC 19); an ejected one does not make the instance unready either: panic
+    // mode still tries it, and another instance would have the same targets.
+    const upstreams = deps.current().upstreams;
     res.status(ready ? 200 : 503).json({
       status: ready ? 'ready' : draining ? 'draining' : 'store_unavailable',
       store: deps.limiter.storeConnected() ? 'connected' : 'unavailable',
       database: deps.handle.current?.reachable ? 'connected' : 'unavailable',
+      upstreams: Object.fromEntries(Object.entries(upstreams).map(([name, upstream]) => [name, upstream.targetStates()])),
     });
   };
 }

@@ -64,9 +64,38 @@ const upstreamAuthSchema = z.union([
   z.object({ bearer: z.string().min(1, 'must not be empty') }).strict(),
 ]);
 
+const upstreamUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+/** One host of an upstream pool (SPEC 19); weight shares the traffic under either balance. */
+const upstreamTargetSchema = z
+  .object({
+    url: upstreamUrl,
+    weight: z.number().positive('must be greater than 0').default(1),
+  })
+  .strict();
+
 const upstreamSchema = z
   .object({
-    url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+    /** One host; `targets` names several (exactly one of the two). */
+    url: upstreamUrl.optional(),
+    targets: z.array(upstreamTargetSchema).min(1, 'must name at least one target').optional(),
+    balance: z.enum(['least-outstanding', 'round-robin']).default('least-outstanding'),
+    /** Passive ejection: `failures` in a row take a target out for baseMs, doubling up to maxMs. */
+    eject: z
+      .object({ failures: positiveInt.default(3), baseMs: positiveInt.default(10_000), maxMs: positiveInt.default(300_000) })
+      .strict()
+      .prefault({}),
+    /** Optional active check: a GET of `path` on each target every intervalMs; not 2xx within timeoutMs takes it out. */
+    healthCheck: z
+      .object({
+        path: z.string().startsWith('/', 'must start with /'),
+        intervalMs: positiveInt.default(5000),
+        timeoutMs: positiveInt.default(1000),
+      })
+      .strict()
+      .optional(),
+    /** Further attempts on another target, within the SPEC 19 rules (never a second charge). */
+    retries: z.number().int().min(0).max(10).default(1),
     auth: upstreamAuthSchema.default('passthrough'),
     timeoutMs: positiveInt.default(120_000),
     /** After the response headers: no body byte for this long cuts the response (a stalled stream). */
@@ -75,7 +104,14 @@ const upstreamSchema = z
     /** Adds x-tollgate-team, -project and -key-id to what is forwarded (client copies are removed either way). */
     identityHeaders: z.boolean().default(false),
   })
-  .strict();
+  .strict()
+  .superRefine((upstream, ctx) => {
+    if (upstream.url !== undefined && upstream.targets !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['targets'], message: 'give either url or targets, not both' });
+    } else if (upstream.url === undefined && upstream.targets === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'must be an http:// or https:// URL (or give targets)' });
+    }
+  });
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;
 
 /** Projects of a key's team it may use (`*`: any); the admin API takes the same list. */

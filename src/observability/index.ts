@@ -9,6 +9,7 @@ export {
   type RequestLabels,
   type RouteMetrics,
   type TeamProject,
+  type UpstreamTargetState,
 } from './metrics.js';
 export { createLogger, type Logger } from './logger.js';
 export { requestIdFor } from './request-id.js';

@@ -5,7 +5,7 @@ import type { GatewayError } from '../errors.js';
 import { LIMIT_NAMES } from '../limit-kinds.js';
 import { NANOS_PER_UNIT } from '../money.js';
 import { PROJECT_FORBIDDEN } from '../projects/index.js';
-import { UPSTREAM_ERROR_KINDS, type UpstreamErrorKind } from '../proxy/upstream-error.js';
+import { UPSTREAM_ERROR_KINDS, UPSTREAM_RETRY_REASONS, type UpstreamErrorKind, type UpstreamRetryReason } from '../proxy/upstream-error.js';
 
 /** `route` is always the route template (e.g. `/v1/preview/models/{model_id}`), never a raw path. */
 export interface RequestLabels {
@@ -61,6 +61,14 @@ export interface Metrics {
   recordRefusal(error: GatewayError): void;
   recordRejection(scope: string, limit: string): void;
   recordUpstreamError(upstream: string, kind: UpstreamErrorKind): void;
+  /** A target of an upstream pool joined (start-up, reload): its ejection series starts at 0. */
+  recordUpstreamTarget(upstream: string, target: string): void;
+  /** A target taken out after failures in a row (SPEC 19). */
+  recordUpstreamEjection(upstream: string, target: string): void;
+  /** A request sent again to another target: `connect` (never reached one), `reset`, `status` (502/503/504 to a GET/HEAD). */
+  recordUpstreamRetry(upstream: string, reason: UpstreamRetryReason): void;
+  /** Reports each target's state as `tollgate_upstream_target_up` at every scrape. */
+  watchUpstreamTargets(read: () => Iterable<UpstreamTargetState>): void;
   recordStoreError(store: string): void;
   /** A call to the durable store (database) failed. */
   recordDatabaseError(): void;
@@ -79,6 +87,13 @@ export interface Metrics {
   recordConnectionRefused(): void;
   /** The exposition text; concurrent scrapes share one rendering. */
   render(): Promise<{ contentType: string; body: string }>;
+}
+
+/** One target of an upstream pool as the target_up gauge shows it. */
+export interface UpstreamTargetState {
+  readonly upstream: string;
+  readonly target: string;
+  readonly up: boolean;
 }
 
 /**
@@ -131,6 +146,7 @@ function histogram<L extends string>(registry: Registry, name: string, help: str
 /** Values read only when Prometheus scrapes (gauges with a collect callback). */
 interface ScrapeTimeReaders {
   bufferedBytes: () => number;
+  upstreamTargets: () => Iterable<UpstreamTargetState>;
   connections: ConnectionCounts;
 }
 
@@ -192,11 +208,28 @@ function refusalHandles(registry: Registry) {
 }
 
 /** What went wrong around the gateway: upstreams, stores, the database, configuration reloads. */
-function failureHandles(registry: Registry) {
+function failureHandles(registry: Registry, readers: ScrapeTimeReaders) {
   return {
+    upstreamTargetUp: new Gauge({
+      name: 'tollgate_upstream_target_up',
+      help: 'Whether a target of an upstream takes traffic (1) or is ejected (0), by upstream and target (host:port).',
+      labelNames: ['upstream', 'target'],
+      registers: [registry],
+      // Read at scrape time from the running configuration: a reload's removed targets disappear.
+      collect() {
+        this.reset();
+        for (const { upstream, target, up } of readers.upstreamTargets()) this.set({ upstream, target }, up ? 1 : 0);
+      },
+    }),
     upstreamErrors: counter(registry, 'tollgate_upstream_errors_total',
       'Upstream requests that failed: no response (connect, timeout, reset) or a response body that stalled and was cut (idle), by upstream and kind.',
       ['upstream', 'kind']),
+    upstreamEjections: counter(registry, 'tollgate_upstream_ejections_total',
+      'Times a target of an upstream was taken out after failures in a row (connect error, reset, timeout, 502/503/504), by upstream and target (host:port).',
+      ['upstream', 'target']),
+    upstreamRetries: counter(registry, 'tollgate_upstream_retries_total',
+      'Upstream requests sent again to another target, by upstream and reason: connect (never reached a target), reset or status (a GET/HEAD answered 502/503/504, nothing yet relayed).',
+      ['upstream', 'reason']),
     storeErrors: counter(registry, 'tollgate_store_errors_total',
       'Failed operations against a limits or usage store (e.g. Redis), by store.',
       ['store']),
@@ -255,7 +288,7 @@ function createHandles(registry: Registry, readers: ScrapeTimeReaders) {
     ...requestHandles(registry),
     ...usageHandles(registry),
     ...refusalHandles(registry),
-    ...failureHandles(registry),
+    ...failureHandles(registry, readers),
     ...capacityHandles(registry, readers),
   };
 }
@@ -368,6 +401,7 @@ function zeroKnownSeries(handles: Handles, known: KnownLabels): void {
   // inc(…, 0) creates the series; labels() alone does not.
   for (const scope of LIMIT_SCOPES) for (const limit of LIMIT_NAMES) handles.rateLimitRejections.inc({ scope, limit }, 0);
   for (const upstream of known.upstreams) for (const kind of UPSTREAM_ERROR_KINDS) handles.upstreamErrors.inc({ upstream, kind }, 0);
+  for (const upstream of known.upstreams) for (const reason of UPSTREAM_RETRY_REASONS) handles.upstreamRetries.inc({ upstream, reason }, 0);
   for (const reason of known.authFailureReasons) handles.authFailures.inc({ reason }, 0);
   for (const store of known.stores) handles.storeErrors.inc({ store }, 0);
   for (const result of ['ok', 'error'] as const) handles.configReloads.inc({ result }, 0);
@@ -380,7 +414,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   for (const name of MISNAMED_DEFAULT_METRICS) registry.removeSingleMetric(name);
-  const readers: ScrapeTimeReaders = { bufferedBytes: () => 0, connections: { open: 0, maxConnections: 0 } };
+  const readers: ScrapeTimeReaders = { bufferedBytes: () => 0, upstreamTargets: () => [], connections: { open: 0, maxConnections: 0 } };
   const handles = createHandles(registry, readers);
   if (options.knownLabels) zeroKnownSeries(handles, options.knownLabels);
   const teamProject = teamProjectGuard(options.maxTeamProjects ?? 500);
@@ -407,6 +441,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     recordRejection: (scope, limit) => handles.rateLimitRejections.inc({ scope, limit }),
     recordUpstreamError: (upstream, kind) => handles.upstreamErrors.inc({ upstream, kind }),
+    recordUpstreamTarget: (upstream, target) => handles.upstreamEjections.inc({ upstream, target }, 0),
+    recordUpstreamEjection: (upstream, target) => handles.upstreamEjections.inc({ upstream, target }),
+    recordUpstreamRetry: (upstream, reason) => handles.upstreamRetries.inc({ upstream, reason }),
+    watchUpstreamTargets(read) {
+      readers.upstreamTargets = read;
+    },
     recordStoreError: (store) => handles.storeErrors.inc({ store }),
     recordDatabaseError: () => handles.databaseErrors.inc(),
     recordUsageRowDropped: () => handles.usageRowsDropped.inc(),

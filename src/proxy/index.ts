@@ -1,7 +1,7 @@
 export { createRouteTable, malformedPathEncoding, pathParam, resolveRoute, ROUTES, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteTable } from './routes.js';
 export type { UpstreamName } from '../config/index.js';
-export { createUpstream, type Upstream, type ForwardHandlers, type ForwardHandle } from './upstream.js';
-export type { UpstreamErrorKind } from './upstream-error.js';
+export { createUpstream, type Upstream, type UpstreamEvents, type ForwardHandlers, type ForwardHandle } from './upstream.js';
+export type { UpstreamErrorKind, UpstreamRetryReason } from './upstream-error.js';
 export { relayResponse, type BodyTap, type RelayOutcome } from './relay.js';
 export { readBody, BodyLimitCounter, BufferedBody, assertDeclaredLength, type BufferedRequest, type ReadLimits } from './body.js';
 export { BufferBudget } from './buffer-budget.js';

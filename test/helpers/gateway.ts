@@ -108,4 +108,14 @@ export async function metricValue(baseUrl: string, series: string): Promise<numb
   return line === undefined ? Number.NaN : Number(line.slice(series.length + 1).split(' ', 1)[0]);
 }
 
+/** What /readyz lists for a config's upstreams while every target is up and idle (SPEC 19). */
+export function readyUpstreams(config: Config): Record<string, { target: string; state: 'up'; outstanding: 0 }[]> {
+  return Object.fromEntries(
+    Object.entries(config.upstreams).map(([name, upstream]) => [
+      name,
+      (upstream.targets ?? [{ url: upstream.url! }]).map(({ url }) => ({ target: new URL(url).host, state: 'up' as const, outstanding: 0 as const })),
+    ]),
+  );
+}
+
 export type { DeepPartial };

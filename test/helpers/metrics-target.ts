@@ -46,6 +46,10 @@ export function recordSampleTraffic(metrics: Metrics): void {
   chat.validationFailures.inc();
   chat.started();
   metrics.recordUpstreamError('service', 'connect');
+  metrics.recordUpstreamTarget('inference', '10.0.0.5:9001');
+  metrics.recordUpstreamEjection('inference', '10.0.0.5:9001');
+  metrics.recordUpstreamRetry('inference', 'connect');
+  metrics.watchUpstreamTargets(() => [{ upstream: 'inference', target: '10.0.0.5:9001', up: false }]);
   metrics.recordStoreError('redis');
   metrics.recordDatabaseError();
   metrics.recordUsageRowDropped();

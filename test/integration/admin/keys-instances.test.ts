@@ -2,7 +2,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
-import { metricValue, startGateway, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { metricValue, readyUpstreams, startGateway, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { createTestDatabase, relayTo, type TestDatabase } from '../../helpers/postgres.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
@@ -153,9 +153,9 @@ describe('a database outage', () => {
     // Reads are served from memory meanwhile; /readyz says the database is away, and stays ready.
     expect((await request(gw.url).get(`/admin/keys/${created.id as string}`).set(admin)).status).toBe(200);
     const away = await request(gw.url).get('/readyz');
-    expect([away.status, away.body]).toEqual([200, { status: 'ready', store: 'connected', database: 'unavailable' }]);
+    expect([away.status, away.body]).toEqual([200, { status: 'ready', store: 'connected', database: 'unavailable', upstreams: readyUpstreams(gw.config) }]);
     await relay.restore();
     await eventually(async () => (await request(gw.url).post('/admin/keys').set(admin).send({ team: 'team-c' })).status === 201, 10_000);
-    expect((await request(gw.url).get('/readyz')).body).toEqual({ status: 'ready', store: 'connected', database: 'connected' });
+    expect((await request(gw.url).get('/readyz')).body).toEqual({ status: 'ready', store: 'connected', database: 'connected', upstreams: readyUpstreams(gw.config) });
   });
 });

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack } from '../../helpers/gateway.js';
+import { readyUpstreams, startStack } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
@@ -209,7 +209,7 @@ describe('gateway-owned endpoints', () => {
     expect(health.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const ready = await request(stack.gw.url).get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', store: 'connected', database: 'connected' });
+    expect(ready.body).toEqual({ status: 'ready', store: 'connected', database: 'connected', upstreams: readyUpstreams(stack.gw.config) });
   });
 
   it('turns /readyz 503 while draining', async () => {
@@ -218,7 +218,7 @@ describe('gateway-owned endpoints', () => {
       other.gw.gateway.startDraining();
       const ready = await request(other.gw.url).get('/readyz');
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: 'draining', store: 'connected', database: 'connected' });
+      expect(ready.body).toEqual({ status: 'draining', store: 'connected', database: 'connected', upstreams: readyUpstreams(other.gw.config) });
       expect(ready.headers.connection).toBe('close');
     } finally {
       await other.close();

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metricValue, startStack } from '../../helpers/gateway.js';
+import { metricValue, readyUpstreams, startStack } from '../../helpers/gateway.js';
 import { digest } from '../../helpers/keys.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { eventually } from '../../helpers/wait.js';
@@ -61,7 +61,7 @@ for (const mode of ['open', 'closed'] as const) {
         });
         const ready = await request(stack.gw.url).get('/readyz');
         expect(ready.status).toBe(503);
-        expect(ready.body).toEqual({ status: 'store_unavailable', store: 'unavailable', database: 'connected' });
+        expect(ready.body).toEqual({ status: 'store_unavailable', store: 'unavailable', database: 'connected', upstreams: readyUpstreams(stack.gw.config) });
       }
       expect(await storeErrors()).toBeGreaterThan(errorsBefore);
       // Unlimited routes and liveness do not depend on the store.

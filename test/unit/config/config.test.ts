@@ -32,7 +32,18 @@ describe('parseConfig', () => {
       maxHeaderBytes: 60 * 1024,
       maxBufferedBytes: 256 * 1024 * 1024,
     });
-    expect(config.upstreams.service).toEqual({ url: 'http://svc:9000', auth: 'passthrough', timeoutMs: 120000, idleTimeoutMs: 120000, maxSockets: 256, identityHeaders: false });
+    expect(config.upstreams.service).toEqual({
+      url: 'http://svc:9000',
+      auth: 'passthrough',
+      timeoutMs: 120000,
+      idleTimeoutMs: 120000,
+      maxSockets: 256,
+      identityHeaders: false,
+      // SPEC 19's defaults: one target, least-outstanding, eject after 3 failures, one retry.
+      balance: 'least-outstanding',
+      eject: { failures: 3, baseMs: 10000, maxMs: 300000 },
+      retries: 1,
+    });
     expect(config.metering).toEqual({ projectHeader: 'OpenAI-Project', forceStreamUsage: true, prices: { currency: 'USD', models: {} }, ledger: { enabled: true, retentionDays: 400, maxBufferedRows: 100_000 } });
     expect(config.rateLimits).toEqual({ onStoreError: 'open', defaultCompletionTokens: 1024, concurrencyLeaseMs: 30000, projects: {} });
     expect(config.redis).toEqual({ url: '', keyPrefix: 'tollgate:', commandTimeoutMs: 100 });
@@ -77,6 +88,14 @@ describe('parseConfig', () => {
     ['a negative limit', `${minimal}rateLimits: {projects: {"team-a/*": {tpm: -1}}}`, 'config: rateLimits.projects.team-a/*.tpm: Too small: expected number to be >0'],
     ['a missing upstream', 'upstreams: {service: {url: "http://a"}}', 'config: upstreams.inference: Invalid input: expected object, received undefined'],
     ['a non-http upstream URL', 'upstreams: {service: {url: "ftp://a"}, inference: {url: "http://b"}}', 'config: upstreams.service.url: must be an http:// or https:// URL'],
+    ['both url and targets', 'upstreams: {service: {url: "http://a", targets: [{url: "http://b"}]}, inference: {url: "http://b"}}', 'config: upstreams.service.targets: give either url or targets, not both'],
+    ['neither url nor targets', 'upstreams: {service: {balance: round-robin}, inference: {url: "http://b"}}', 'config: upstreams.service.url: must be an http:// or https:// URL (or give targets)'],
+    ['empty targets', 'upstreams: {service: {url: "http://a"}, inference: {targets: []}}', 'config: upstreams.inference.targets: must name at least one target'],
+    ['a bad target URL', 'upstreams: {service: {url: "http://a"}, inference: {targets: [{url: "http://b"}, {url: "b:1"}]}}', 'config: upstreams.inference.targets[1].url: must be an http:// or https:// URL'],
+    ['a zero weight', 'upstreams: {service: {url: "http://a"}, inference: {targets: [{url: "http://b", weight: 0}]}}', 'config: upstreams.inference.targets[0].weight: must be greater than 0'],
+    ['a negative weight', 'upstreams: {service: {url: "http://a"}, inference: {targets: [{url: "http://b", weight: -2}]}}', 'config: upstreams.inference.targets[0].weight: must be greater than 0'],
+    ['an unknown balance', 'upstreams: {service: {url: "http://a", balance: random}, inference: {url: "http://b"}}', 'config: upstreams.service.balance: Invalid option: expected one of "least-outstanding"|"round-robin"'],
+    ['a health check path without its slash', 'upstreams: {service: {url: "http://a", healthCheck: {path: "health"}}, inference: {url: "http://b"}}', 'config: upstreams.service.healthCheck.path: must start with /'],
     ['a bad size', `${minimal}server: {bodyLimit: lots}`, 'config: server.bodyLimit: "lots" is not a size (use e.g. 10mb, 512kb or a number of bytes)'],
     ['an unknown section', `${minimal}ratelimits: {}`, 'config: (root): unknown key(s) "ratelimits"'],
     ['invalid YAML', 'server: [1, 2', 'config: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
@@ -95,6 +114,17 @@ describe('parseConfig', () => {
     expect(config.redis.cluster).toEqual(['redis://:s3cret@10.0.0.1:7000', 'redis://10.0.0.2:7000', 'rediss://u:p@r3:7001']);
   });
 
+  it('takes targets with weights for an upstream pool (SPEC 19)', () => {
+    const config = parseConfig('upstreams:\n  service: {url: "http://a:1"}\n  inference:\n    targets: [{url: "http://h1:9001", weight: 2}, {url: "http://h2:9001"}]\n    balance: round-robin\n    eject: {failures: 5}\n    retries: 2\n', {});
+    expect(config.upstreams.inference.targets).toEqual([{ url: 'http://h1:9001', weight: 2 }, { url: 'http://h2:9001', weight: 1 }]);
+    expect(config.upstreams.inference.url).toBeUndefined();
+    expect(config.upstreams.inference.balance).toBe('round-robin');
+    expect(config.upstreams.inference.eject).toEqual({ failures: 5, baseMs: 10000, maxMs: 300000 });
+    expect(config.upstreams.inference.retries).toBe(2);
+    expect(config.upstreams.inference.healthCheck).toBeUndefined();
+    const checked = parseConfig('upstreams:\n  service: {url: "http://a:1", healthCheck: {path: /v1/health}}\n  inference: {url: "http://b:1"}\n', {});
+    expect(checked.upstreams.service.healthCheck).toEqual({ path: '/v1/health', intervalMs: 5000, timeoutMs: 1000 });
+  });
   it('loads config/default.yaml and config/example.yaml', () => {
     expect(loadConfig('config/default.yaml', {}).auth.keys).toEqual([]);
     const example = loadConfig('config/example.yaml', {});

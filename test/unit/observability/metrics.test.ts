@@ -24,6 +24,10 @@ const SPEC_METRICS: [string, 'counter' | 'histogram' | 'gauge', string[]][] = [
   ['tollgate_ownership_denials_total', 'counter', ['kind']],
   ['tollgate_database_errors_total', 'counter', []],
   ['tollgate_usage_rows_dropped_total', 'counter', []],
+  // SPEC 19 (upstream pools):
+  ['tollgate_upstream_target_up', 'gauge', ['upstream', 'target']],
+  ['tollgate_upstream_retries_total', 'counter', ['upstream', 'reason']],
+  ['tollgate_upstream_ejections_total', 'counter', ['upstream', 'target']],
   // Beyond SPEC 8 (documented in docs/metrics.md):
   ['tollgate_buffered_body_bytes', 'gauge', []],
   ['tollgate_client_connections', 'gauge', []],

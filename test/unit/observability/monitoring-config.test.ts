@@ -66,12 +66,13 @@ describe('config/prometheus', () => {
   it('alerts.yml passes promtool check rules', async () => {
     const result = await runPromtool(['check', 'rules', ALERTS_PATH]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('SUCCESS: 6 rules found');
+    expect(result.stdout).toContain('SUCCESS: 7 rules found');
   });
 
   it('alerts on upstream error ratio, p99 latency, 429 surge, store errors and instance down', () => {
     expect(extractAlertExpressions().map((r) => r.alert)).toEqual([
       'TollgateUpstreamErrorRatioHigh',
+      'TollgateUpstreamNoTargetUp',
       'TollgateP99LatencyHigh',
       'TollgateOverheadHigh',
       'TollgateRateLimitSurge',
