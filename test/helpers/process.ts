@@ -51,7 +51,12 @@ export function startGatewayProcess(env: Record<string, string>, wrapper: readon
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exit = once(child, 'exit').then(([code]) => code as number | null);
+  let killedByTest = false;
+  const exit = once(child, 'exit').then(([code, signal]) => {
+    // A gateway that dies on its own is the finding, whatever the test then says: show why.
+    if (!killedByTest) process.stderr.write(`\ngateway process ${child.pid} exited on its own (code ${String(code)}, signal ${String(signal)}); its output:\n${output}\n`);
+    return code as number | null;
+  });
   return {
     child,
     output: () => output,
@@ -64,6 +69,7 @@ export function startGatewayProcess(env: Record<string, string>, wrapper: readon
     },
     exited: () => exit,
     kill: (signal = 'SIGTERM') => {
+      killedByTest = true;
       child.kill(signal);
     },
   };
