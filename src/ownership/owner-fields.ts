@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 import { pythonTopLevelMembers, type PyValue, type PythonReadLimits } from '../validation/index.js';
 import { StreamRefused, TopLevelStream, type StreamRefusal } from './top-level-stream.js';
 
@@ -30,8 +30,6 @@ export type OwnerFields = ReadonlyMap<string, PyValue>;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-const invalid = (message: string, param: string | null): GatewayError => new GatewayError(400, 'invalid_request', message, {}, param);
-
 /** Whether the bytes are UTF-8 as Python will decode them: no BOM, and no NUL among the first four (Python would take UTF-16/32). */
 function decodeUtf8(raw: Buffer): string | undefined {
   if (raw.subarray(0, 3).equals(BOM) || raw.subarray(0, 4).includes(0)) return undefined;
@@ -49,14 +47,14 @@ function decodeUtf8(raw: Buffer): string | undefined {
  */
 export function readOwnerFields(raw: Buffer, keys: readonly string[], wording: OwnerFieldsWording): OwnerFields {
   const text = decodeUtf8(raw);
-  if (text === undefined) throw invalid('The body must be UTF-8 JSON without a byte order mark.', wording.bodyParam);
+  if (text === undefined) throw errors.guardedBodyNotUtf8(wording.bodyParam);
   const read = pythonTopLevelMembers(text, new Set(keys), LIMITS);
-  if (!read.ok) throw invalid(wording.notAnObject, wording.bodyParam);
+  if (!read.ok) throw errors.guardedBodyNotObject(wording.notAnObject, wording.bodyParam);
   const fields = new Map<string, PyValue>();
   for (const [key, value] of read.members) {
-    if (fields.has(key)) throw invalid(`The body has more than one top-level "${key}".`, key);
+    if (fields.has(key)) throw errors.fieldRepeated(key);
     // A lone surrogate (from a \ud800 escape) reads differently wherever the text is re-encoded.
-    if (typeof value === 'string' && LONE_SURROGATE.test(value)) throw invalid(`The body's top-level "${key}" is not well-formed Unicode.`, key);
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) throw errors.fieldNotUnicode(key);
     fields.set(key, value);
   }
   return fields;
@@ -71,13 +69,13 @@ const MODEL_ID = new Set(['model_id']);
 function jobRefusal(refusal: StreamRefusal): GatewayError {
   switch (refusal.kind) {
     case 'encoding':
-      return invalid('The body must be UTF-8 JSON without a byte order mark.', JOB_BODY.bodyParam);
+      return errors.guardedBodyNotUtf8(JOB_BODY.bodyParam);
     case 'syntax':
-      return invalid(JOB_BODY.notAnObject, JOB_BODY.bodyParam);
+      return errors.guardedBodyNotObject(JOB_BODY.notAnObject, JOB_BODY.bodyParam);
     case 'duplicate':
-      return invalid(`The body has more than one top-level "${refusal.key}".`, refusal.key);
+      return errors.fieldRepeated(refusal.key);
     case 'surrogate':
-      return invalid(`The body's top-level "${refusal.key}" is not well-formed Unicode.`, refusal.key);
+      return errors.fieldNotUnicode(refusal.key);
   }
 }
 
@@ -92,7 +90,7 @@ export class JobModelIdReader {
   private found: string | undefined;
   private bytes = 0;
   private readonly stream = new TopLevelStream(MODEL_ID, LIMITS, (_key, value) => {
-    if (value === undefined || value === '') throw invalid('The body\'s top-level "model_id" must be a non-empty string.', 'model_id');
+    if (value === undefined || value === '') throw errors.modelIdNotString();
     this.found = value;
   });
 
@@ -108,9 +106,9 @@ export class JobModelIdReader {
 
   /** The body has ended: throws unless it was read whole with one top-level `model_id`. */
   end(): string {
-    if (this.bytes === 0) throw invalid('The body has no top-level "model_id".', 'model_id');
+    if (this.bytes === 0) throw errors.modelIdMissing();
     this.translate(() => this.stream.end());
-    if (this.found === undefined) throw invalid('The body has no top-level "model_id".', 'model_id');
+    if (this.found === undefined) throw errors.modelIdMissing();
     return this.found;
   }
 
@@ -146,7 +144,7 @@ export function readModelNameFields(raw: Buffer): ModelNameFields {
   const fields = readOwnerFields(raw, ['entity', 'project', 'name'], MODEL_BODY);
   for (const [key, value] of fields) {
     if (typeof value === 'string' || (key === 'entity' && value === null)) continue;
-    throw invalid(`The body's top-level "${key}" must be a string.`, key);
+    throw errors.fieldNotString(key);
   }
   return Object.fromEntries(fields) as ModelNameFields;
 }
