@@ -2,14 +2,8 @@ import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AdminKeyAdmin } from '../auth/index.js';
 import { adminRoleSchema, namePart } from '../config/index.js';
-import { onlyParams, parseBody } from './request.js';
+import { descriptionField, expiresAtField, onlyParams, parseBody } from './request.js';
 
-const expiresAt = z
-  .iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-12-31T23:59:59Z' })
-  .transform((value) => new Date(value).toISOString())
-  .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
-  .nullable();
-const description = z.string().max(1000, 'must be at most 1000 characters').nullable();
 
 /** A team-admin names its team; the other roles name none. */
 const roleAndTeam = <T extends { role?: string | undefined; team?: string | null | undefined }>(key: T, ctx: z.RefinementCtx): void => {
@@ -18,12 +12,12 @@ const roleAndTeam = <T extends { role?: string | undefined; team?: string | null
 };
 
 const createSchema = z
-  .object({ role: adminRoleSchema, team: namePart.optional(), description: description.optional(), expiresAt: expiresAt.optional() })
+  .object({ role: adminRoleSchema, team: namePart.optional(), description: descriptionField.optional(), expiresAt: expiresAtField.optional() })
   .strict()
   .superRefine(roleAndTeam);
 
 const updateSchema = z
-  .object({ role: adminRoleSchema.optional(), team: namePart.nullable().optional(), description: description.optional(), expiresAt: expiresAt.optional(), disabled: z.boolean().optional() })
+  .object({ role: adminRoleSchema.optional(), team: namePart.nullable().optional(), description: descriptionField.optional(), expiresAt: expiresAtField.optional(), disabled: z.boolean().optional() })
   .strict()
   .refine((patch) => Object.keys(patch).length > 0, 'name at least one field to change: role, team, description, expiresAt, disabled')
   .superRefine(roleAndTeam);

@@ -6,16 +6,9 @@ import { errors, type GatewayError } from '../errors.js';
 import type { LimitName, LimitSet } from '../limits/index.js';
 import { isValidName, NAME_RULE } from '../projects/name.js';
 import type { TeamAdmin } from '../teams/index.js';
-import { invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from './request.js';
+import { descriptionField, expiresAtField, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from './request.js';
 import { adminOf, insufficientRole, teamScopeOf } from './scope.js';
 
-/** An instant with its offset, stored in UTC; it must lie ahead (a key that expired on creation is a mistake). */
-const expiresAt = z
-  .iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-12-31T23:59:59Z' })
-  .transform((value) => new Date(value).toISOString())
-  .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
-  .nullable();
-const description = z.string().max(1000, 'must be at most 1000 characters').nullable();
 
 const createKeySchema = z
   .object({
@@ -23,8 +16,8 @@ const createKeySchema = z
     projects: keyProjects.optional(),
     defaultProject: namePart.optional(),
     limits: limitSetSchema.optional(),
-    expiresAt: expiresAt.optional(),
-    description: description.optional(),
+    expiresAt: expiresAtField.optional(),
+    description: descriptionField.optional(),
   })
   .strict();
 
@@ -33,8 +26,8 @@ const updateKeySchema = z
     projects: keyProjects.optional(),
     defaultProject: namePart.optional(),
     limits: limitSetSchema.optional(),
-    expiresAt: expiresAt.optional(),
-    description: description.optional(),
+    expiresAt: expiresAtField.optional(),
+    description: descriptionField.optional(),
     disabled: z.boolean().optional(),
   })
   .strict()

@@ -1,8 +1,18 @@
 import type { Request } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { DAY_MS, dayStart } from '../calendar.js';
 import { firstIssueInWords } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
+
+/** A key's (or admin key's) expiry: an instant with its offset, stored in UTC; it must lie ahead (a key that expired on creation is a mistake). */
+export const expiresAtField = z
+  .iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset, e.g. 2026-12-31T23:59:59Z' })
+  .transform((value) => new Date(value).toISOString())
+  .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
+  .nullable();
+
+/** The free-text description of a key, admin key or team. */
+export const descriptionField = z.string().max(1000, 'must be at most 1000 characters').nullable();
 
 /** The admin API's 400 for a body: `invalid_request`, `param` naming the field. */
 export function invalidRequest(param: string, message: string): GatewayError {

@@ -2,15 +2,14 @@ import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import { limitSetSchema, namePart } from '../config/index.js';
 import { teamNotFound, type TeamAdmin } from '../teams/index.js';
-import { onlyParams, parseBody } from './request.js';
+import { descriptionField, onlyParams, parseBody } from './request.js';
 import { teamScopeOf } from './scope.js';
 
-const description = z.string().max(1000, 'must be at most 1000 characters').nullable();
 
-const createTeamSchema = z.object({ id: namePart, description: description.optional(), limits: limitSetSchema.optional() }).strict();
+const createTeamSchema = z.object({ id: namePart, description: descriptionField.optional(), limits: limitSetSchema.optional() }).strict();
 
 const updateTeamSchema = z
-  .object({ limits: limitSetSchema.optional(), description: description.optional(), disabled: z.boolean().optional() })
+  .object({ limits: limitSetSchema.optional(), description: descriptionField.optional(), disabled: z.boolean().optional() })
   .strict()
   .refine((patch) => Object.keys(patch).length > 0, 'name at least one field to change: limits, description, disabled');
 
