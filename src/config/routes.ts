@@ -64,6 +64,7 @@ export const routeConfigSchema = z
   })
   .strict()
   .superRefine((route, ctx) => {
+    if (new Set(route.methods).size !== route.methods.length) ctx.addIssue({ code: 'custom', path: ['methods'], message: 'names a method twice' });
     const params = new Set((route.path.match(/\{[^}]+\}/g) ?? []).map((p) => p.slice(1, -1)));
     const rule = route.ownership;
     if (rule === undefined || rule === 'unguarded') return;
@@ -73,7 +74,6 @@ export const routeConfigSchema = z
     if (rule['checks-body'] && route.body !== 'stream') {
       ctx.addIssue({ code: 'custom', path: ['ownership', 'checks-body'], message: 'reads the body as it streams: needs body: stream' });
     }
-    if (new Set(route.methods).size !== route.methods.length) ctx.addIssue({ code: 'custom', path: ['methods'], message: 'names a method twice' });
   });
 export type RouteConfig = z.infer<typeof routeConfigSchema>;
 

@@ -3,9 +3,11 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utcDay } from '../../../src/calendar.js';
+import { createGateway } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream, type RecordedRequest } from '../../fixtures/training-service.js';
@@ -80,6 +82,17 @@ describe('routes from the configuration (SPEC 20): the newer training API', () =
     return (res.body as { id: string }).id;
   };
 
+  it('logs a warning at start-up naming each unguarded route to the service while ownership is on', async () => {
+    const lines: Array<{ level: number; route?: string; msg: string }> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; route?: string; msg: string }) });
+    const own = writeTempConfig(yaml(tempDatabasePath(), service.url, inference.url, TRAINING_ROUTES));
+    const gateway = await createGateway(loadConfig(own), { logger });
+    await gateway.close();
+    expect(lines.filter((l) => l.route !== undefined)).toEqual([
+      expect.objectContaining({ level: 40, route: 'GET /v1/training/capabilities', msg: 'route GET /v1/training/capabilities is unguarded: ownership is on, and the gateway checks no resource on it' }),
+    ]);
+  });
+
   it('streams a 5 MB PUT under a run byte for byte, to the upstream before the client has finished sending', async () => {
     const run = await createRun(KEYS.teamA);
     const chunk = Buffer.alloc(64 * 1024, 7);
@@ -96,6 +109,20 @@ describe('routes from the configuration (SPEC 20): the newer training API', () =
     expect(service.started).toBe(started + 1);
     const last = service.last;
     expect([last.method, last.url, last.headers.authorization]).toEqual(['PUT', `/v1/training/runs/${run}/checkpoints/step-1?part=1`, 'Bearer shared-account-key']);
+  });
+
+  it('refuses an upload declared over server.streamBodyLimit with 413, forwarding nothing', async () => {
+    const run = await createRun(KEYS.teamA);
+    const started = service.started;
+    const req = httpRequest({ host: '127.0.0.1', port: gw.port, path: `/v1/training/runs/${run}/checkpoints/huge`, method: 'PUT', headers: { authorization: bearer(KEYS.teamA), 'content-length': String(300 * MB) } });
+    req.on('error', () => undefined);
+    req.flushHeaders();
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    let body = '';
+    for await (const part of res) body += String(part);
+    req.destroy();
+    expect([res.statusCode, (JSON.parse(body) as { error: { code: string } }).error.code]).toEqual([413, 'request_too_large']);
+    expect(service.started).toBe(started);
   });
 
   it('answers 405 with Allow for a method the route does not name, and 404 for a path no route knows', async () => {
