@@ -13,7 +13,7 @@ import { Ledger } from './metering/index.js';
 import { createLogger, createMetrics, requestIdFor, type Logger, type Metrics } from './observability/index.js';
 import { OwnershipRegistry } from './ownership/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
-import { BufferBudget, createRouteTable } from './proxy/index.js';
+import { BufferBudget } from './proxy/index.js';
 import { connectRedis } from './redis/index.js';
 import { StoreHandle } from './store/index.js';
 import { startTeamSync, TeamAdmin, TeamDirectory } from './teams/index.js';
@@ -155,7 +155,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
   const bufferBudget = createBufferBudget(initial, metrics, parts);
   parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });
   const { runtimeKeys, ownership, ledger } = durable;
-  const services: Services = { logger, metrics, limiter, ledger, runtimeKeys, runtimeAdmins: durable.runtimeAdmins, teams, ownership, bufferBudget, routes: createRouteTable(), authFailureLimit };
+  const services: Services = { logger, metrics, limiter, ledger, runtimeKeys, runtimeAdmins: durable.runtimeAdmins, teams, ownership, bufferBudget, authFailureLimit };
 
   await durable.handle.open();
   const live = parts.add('live configuration', (config) => config, await LiveConfiguration.build(initial, services));

@@ -36,7 +36,7 @@ const RETRY_SOON: Headers = Object.freeze({ 'retry-after': '1' });
 export const ERROR_CATALOGUE = {
   // --- the path and the method (before auth) ---
   routeNotFound: entry({ status: 404, code: 'not_found', message: (method: string, path: string) => `No route for ${method} ${path}.` }),
-  resourceKindNotFound: entry({ status: 404, code: 'not_found', param: 'kind', message: (kind: string) => `No resource kind "${kind}"; use model or training_job.` }),
+  resourceKindNotFound: entry({ status: 404, code: 'not_found', param: 'kind', message: (kind: string) => `No resource kind "${kind}": kinds are lowercase names of a-z, 0-9 and _ (model, training_job, or a kind a config route names).` }),
   methodNotAllowed: entry({
     status: 405,
     code: 'method_not_allowed',
@@ -112,17 +112,18 @@ export const ERROR_CATALOGUE = {
   fieldRepeated: entry({ status: 400, code: 'invalid_request', message: (key: string) => `The body has more than one top-level "${key}".`, paramFrom: (key) => key }),
   fieldNotUnicode: entry({ status: 400, code: 'invalid_request', message: (key: string) => `The body's top-level "${key}" is not well-formed Unicode.`, paramFrom: (key) => key }),
   fieldNotString: entry({ status: 400, code: 'invalid_request', message: (key: string) => `The body's top-level "${key}" must be a string.`, paramFrom: (key) => key }),
-  jobBodyNotObject: entry({ status: 400, code: 'invalid_request', param: 'model_id', message: () => 'The body must be a JSON object with a top-level "model_id".' }),
-  modelIdMissing: entry({ status: 400, code: 'invalid_request', param: 'model_id', message: () => 'The body has no top-level "model_id".' }),
-  modelIdNotString: entry({ status: 400, code: 'invalid_request', param: 'model_id', message: () => 'The body\'s top-level "model_id" must be a non-empty string.' }),
-  modelIdBodyEnded: entry({ status: 400, code: 'invalid_request', param: 'model_id', message: () => 'The body ended before it could be read.' }),
+  // The top-level field a guarded upload is held for (`model_id` of a job creation, a config route's `checks-body` field).
+  jobBodyNotObject: entry({ status: 400, code: 'invalid_request', message: (field: string) => `The body must be a JSON object with a top-level "${field}".`, paramFrom: (field) => field }),
+  modelIdMissing: entry({ status: 400, code: 'invalid_request', message: (field: string) => `The body has no top-level "${field}".`, paramFrom: (field) => field }),
+  modelIdNotString: entry({ status: 400, code: 'invalid_request', message: (field: string) => `The body's top-level "${field}" must be a non-empty string.`, paramFrom: (field) => field }),
+  modelIdBodyEnded: entry({ status: 400, code: 'invalid_request', message: (_field: string) => 'The body ended before it could be read.', paramFrom: (field) => field }),
   /** The rest of the upload is not read: the connection cannot carry another request. */
   modelIdNotWithinHoldLimit: entry({
     status: 400,
     code: 'invalid_request',
-    param: 'model_id',
     headers: CLOSE,
-    message: (holdLimit: number) => `The body has no top-level "model_id" within its first ${holdLimit} bytes (server.bodyLimit).`,
+    message: (holdLimit: number, field: string) => `The body has no top-level "${field}" within its first ${holdLimit} bytes (server.bodyLimit).`,
+    paramFrom: (_holdLimit, field) => field,
   }),
   /** Another team's resource and none at all answer alike: nothing tells them apart. */
   resourceNotFound: entry({

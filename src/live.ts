@@ -8,7 +8,7 @@ import { createPriceBook, type Ledger, type PriceBook } from './metering/index.j
 import { createMetricsEndpoint, type Logger, type Metrics, type UpstreamTargetState } from './observability/index.js';
 import { OwnershipGuard, ownershipPolicy, type OwnershipRegistry } from './ownership/index.js';
 import { createV1Handler, type V1Handler } from './pipeline/index.js';
-import { createUpstream, resolveRoute, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
+import { configRouteSpec, createRouteTable, createUpstream, resolveRoute, ROUTES, unguardedRoutes, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
 import { createChatBodyChecker, type ChatBodyChecker } from './validation/index.js';
 
 /** What lives as long as the process: built once, shared by every configuration. */
@@ -24,7 +24,6 @@ export interface Services {
   readonly teams: TeamStatus;
   readonly ownership: OwnershipRegistry;
   readonly bufferBudget: BufferBudget;
-  readonly routes: RouteTable;
   /** Bad-credential counts per client address: they outlive reloads. */
   readonly authFailureLimit: AuthFailureLimit;
 }
@@ -40,6 +39,8 @@ export interface Live {
   readonly prices: PriceBook;
   readonly upstreams: Readonly<Record<UpstreamName, Upstream>>;
   readonly chatChecker: ChatBodyChecker;
+  /** The built-in routes and the configuration's (SPEC 20), compiled once for this configuration. */
+  readonly routes: RouteTable;
   readonly v1: V1Handler;
   readonly metricsHandler: (req: IncomingMessage, res: ServerResponse) => void;
   /** Routes a /v1 request (a 400/404/405 for a path the table does not know). */
@@ -69,19 +70,28 @@ export async function buildLive(config: Config, services: Services, previous?: L
       : createChatBodyChecker({ defaultCompletionTokens: config.rateLimits.defaultCompletionTokens, forceStreamUsage: config.metering.forceStreamUsage });
   const policy = ownershipPolicy(config);
   const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics) : undefined;
-  const v1 = createV1Handler({ ...services, config, authenticator, upstreams, prices, chatChecker, ownership });
+  const routes = routeTableOf(config, previous);
+  if (ownership) for (const route of unguardedRoutes(config.routes)) services.logger.warn({ route }, `route ${route} is unguarded: ownership is on, and the gateway checks no resource on it`);
+  const v1 = createV1Handler({ ...services, config, authenticator, upstreams, prices, chatChecker, ownership, routes });
   return {
     config,
     authenticator,
     prices,
     upstreams,
     chatChecker,
+    routes,
     v1,
     metricsHandler: createMetricsEndpoint(services.metrics, config.metrics.bearerToken),
     route(req, res) {
-      v1.handle(req, res, resolveRoute(services.routes, req.method ?? 'GET', req.url ?? '/'));
+      v1.handle(req, res, resolveRoute(routes, req.method ?? 'GET', req.url ?? '/'));
     },
   };
+}
+
+/** The route table: the previous configuration's when its routes did not change, else compiled anew. */
+function routeTableOf(config: Config, previous: Live | undefined): RouteTable {
+  if (previous && JSON.stringify(previous.config.routes) === JSON.stringify(config.routes)) return previous.routes;
+  return createRouteTable([...ROUTES, ...config.routes.map(configRouteSpec)]);
 }
 
 /**

@@ -1,14 +1,14 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import { namePart } from '../config/index.js';
+import { namePart, RESOURCE_KIND_PATTERN } from '../config/index.js';
 import { errors } from '../errors.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import { DatabaseUnavailableError, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
+import { nounOf } from '../ownership/guard.js';
 import { databaseUnavailable } from './audit.js';
 import { invalidQuery, onlyParams, parseBody, singleParam } from './request.js';
 import { narrowedTeam } from './scope.js';
 
-const KINDS: readonly ResourceKind[] = ['model', 'training_job'];
 /** `entity/project/name`: the name a chat request uses for the model (`wandb-artifact:///entity/project/name`). */
 const artifactSchema = z.string().regex(/^[^/\s]+\/[^/\s]+\/[^/\s:]+$/, 'must be entity/project/name, the path of its wandb-artifact:/// name');
 const assignSchema = z.object({ team: namePart, project: namePart, artifact: artifactSchema.optional() }).strict();
@@ -31,7 +31,9 @@ const view = (record: ResourceRecord): Record<string, string> => ({
 
 function kindOf(req: Request): ResourceKind {
   const kind = String(req.params.kind);
-  if (!(KINDS as readonly string[]).includes(kind)) throw errors.resourceKindNotFound(kind);
+  // Any kind a config route may name (SPEC 20), not only model and training_job: a resource of a
+  // kind no route names now may have been recorded while one did, and is listed and adopted alike.
+  if (!RESOURCE_KIND_PATTERN.test(kind)) throw errors.resourceKindNotFound(kind);
   return kind as ResourceKind;
 }
 
@@ -58,7 +60,9 @@ export const listResourcesHandler = ({ handle }: Pick<ResourceHandlerDeps, 'hand
   const team = narrowedTeam(res, singleParam(query, 'team'));
   const project = singleParam(query, 'project');
   const kind = singleParam(query, 'kind');
-  if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) throw invalidQuery('kind', `Query parameter "kind" must be model or training_job, got "${kind}".`);
+  if (kind !== undefined && !RESOURCE_KIND_PATTERN.test(kind)) {
+    throw invalidQuery('kind', `Query parameter "kind" must be a resource kind (model, training_job, or a kind of a config route), got "${kind}".`);
+  }
   const filter = { ...(team === undefined ? {} : { team }), ...(project === undefined ? {} : { project }), ...(kind === undefined ? {} : { kind: kind as ResourceKind }) };
   const records = await databaseCall(() => handle.require().listResources(filter));
   res.json({ object: 'list', data: records.map(view) });
@@ -85,7 +89,7 @@ export const assignResourceHandler = ({ handle, registry }: ResourceHandlerDeps)
 export const releaseResourceHandler = ({ handle, registry }: ResourceHandlerDeps): RequestHandler => async (req, res) => {
   const { kind, id } = resourceOf(req, res);
   const released = await databaseCall(() => handle.require().releaseResource(kind, id));
-  if (!released) throw errors.resourceNotRecorded(kind === 'model' ? 'model' : 'training job', id);
+  if (!released) throw errors.resourceNotRecorded(nounOf(kind), id);
   registry.apply(undefined, kind, id);
   res.status(204).end();
 };

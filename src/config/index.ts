@@ -6,6 +6,7 @@ import { firstIssueInWords } from './zod-issue.js';
 
 export { ADMIN_ROLES, adminRoleSchema, keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
 
+export { RESOURCE_KIND_PATTERN, type RouteConfig } from './routes.js';
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
 export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';

@@ -39,7 +39,8 @@ export function diffConfig(before: Config, after: Config): ConfigChanges {
     const a = before[section] as unknown;
     const b = after[section] as unknown;
     if (same(a, b)) continue;
-    if (typeof b !== 'object' || b === null || typeof a !== 'object' || a === null) {
+    // A list (routes) changes as a whole: its entries have no names to list.
+    if (typeof b !== 'object' || b === null || typeof a !== 'object' || a === null || Array.isArray(b)) {
       changed.push(section);
       continue;
     }

@@ -3,6 +3,8 @@ import { perUpstream } from './upstreams.js';
 import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds.js';
 import { defaultProjectOf, defaultProjectRefusal } from '../projects/default.js';
 import { NAME_PATTERN, NAME_RULE } from '../projects/name.js';
+import { ownershipPolicy } from '../ownership/policy.js';
+import { checkRoutes, routesSchema } from './routes.js';
 
 /** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
 const byteSize = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
@@ -330,6 +332,8 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** Routes added to the built-in table (SPEC 20; config/routes.ts). */
+    routes: routesSchema,
     database: z
       .object({
         /** postgres://… (shared by every instance); empty: the embedded SQLite file at `path` (one instance). */
@@ -374,6 +378,7 @@ export const configSchema = z
       if (teams.has(team.id)) ctx.addIssue({ code: 'custom', path: ['teams', i, 'id'], message: `duplicate team id "${team.id}"` });
       teams.add(team.id);
     });
+    checkRoutes(config.routes, ownershipPolicy(config).enabled, ctx);
   });
 
 export type Config = z.infer<typeof configSchema>;

@@ -76,7 +76,8 @@ export interface Metrics {
   recordUsageRowDropped(): void;
   recordConfigReload(result: 'ok' | 'error'): void;
   /** A request refused because the resource (model or training job) is not the caller's team's. */
-  recordOwnershipDenial(kind: 'model' | 'training_job'): void;
+  /** `kind`: model, training_job or a kind a config route names (a bounded set: the configuration's). */
+  recordOwnershipDenial(kind: string): void;
   /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
   watchBufferedBytes(read: () => number): void;
   /** Reports the open client connections and their cap at every scrape. */

@@ -7,11 +7,12 @@ import { readModelNameFields } from './owner-fields.js';
 import { mayUse, type OwnershipPolicy } from './policy.js';
 import type { OwnershipRegistry } from './registry.js';
 
-const NOUN: Readonly<Record<ResourceKind, string>> = { model: 'model', training_job: 'training job' };
+/** How a message names a kind: `training_job` is a "training job", a config route's `run` a "run". */
+export const nounOf = (kind: ResourceKind): string => kind.replaceAll('_', ' ');
 
 /** The one answer for another team's resource and for none at all: nothing tells them apart. */
 function notFound(kind: ResourceKind, id: string, param: string): GatewayError {
-  return errors.resourceNotFound(NOUN[kind], id, param);
+  return errors.resourceNotFound(nounOf(kind), id, param);
 }
 
 const parseJson = (raw: Buffer): unknown => {

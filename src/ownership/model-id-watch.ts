@@ -11,8 +11,8 @@ export interface HoldBudget {
 const UNCOUNTED: HoldBudget = { take: () => undefined, give: () => undefined };
 
 /** The refusal of a body whose top-level `model_id` did not come within what may be held back. */
-export function noModelIdWithin(holdLimit: number): GatewayError {
-  return errors.modelIdNotWithinHoldLimit(holdLimit);
+export function noModelIdWithin(holdLimit: number, field = 'model_id'): GatewayError {
+  return errors.modelIdNotWithinHoldLimit(holdLimit, field);
 }
 
 /**
@@ -29,7 +29,7 @@ export function noModelIdWithin(holdLimit: number): GatewayError {
 export class ModelIdWatch extends Transform {
   /** Resolves with the body's first top-level `model_id`; rejects with a 400 when there is none to be had with certainty. */
   readonly modelId: Promise<string>;
-  private readonly reader = new JobModelIdReader();
+  private readonly reader: JobModelIdReader;
   /** Bytes held before release (counted in the budget). */
   private held: Buffer[] = [];
   private heldBytes = 0;
@@ -48,8 +48,11 @@ export class ModelIdWatch extends Transform {
   constructor(
     private readonly holdLimit: number,
     private readonly budget: HoldBudget = UNCOUNTED,
+    /** The top-level field held for: a job creation's `model_id`, or a config route's `checks-body` field. */
+    field = 'model_id',
   ) {
     super();
+    this.reader = new JobModelIdReader(field);
     this.modelId = new Promise<string>((resolve, reject) => {
       this.resolveId = resolve;
       this.rejectId = reject;
@@ -125,7 +128,7 @@ export class ModelIdWatch extends Transform {
 
   /** Destroyed from outside (the upload broke off, grew too large, stalled): nobody waits for a model_id any more. */
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.rejectId(error ?? errors.modelIdBodyEnded());
+    this.rejectId(error ?? errors.modelIdBodyEnded(this.reader.field));
     this.dropHeld();
     this.tail = undefined;
     callback(error);
@@ -142,7 +145,7 @@ export class ModelIdWatch extends Transform {
       const room = this.holdLimit - this.heldBytes;
       if (before === undefined && !this.released && chunk.length > room) {
         this.reader.write(chunk.subarray(0, Math.max(room, 0)));
-        if (this.reader.modelId === undefined) throw noModelIdWithin(this.holdLimit);
+        if (this.reader.modelId === undefined) throw noModelIdWithin(this.holdLimit, this.reader.field);
         this.reader.write(chunk.subarray(room));
       } else {
         this.reader.write(chunk);

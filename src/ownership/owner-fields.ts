@@ -60,18 +60,17 @@ export function readOwnerFields(raw: Buffer, keys: readonly string[], wording: O
   return fields;
 }
 
-const JOB_BODY: OwnerFieldsWording = { bodyParam: 'model_id', notAnObject: 'The body must be a JSON object with a top-level "model_id".' };
+/** How the refusals of a body guarded by one top-level field are worded. */
+const fieldBody = (field: string): OwnerFieldsWording => ({ bodyParam: field, notAnObject: `The body must be a JSON object with a top-level "${field}".` });
 const MODEL_BODY: OwnerFieldsWording = { bodyParam: null, notAnObject: 'The body must be one JSON object.' };
 
-const MODEL_ID = new Set(['model_id']);
-
-/** The refusal of a streamed job body, worded as the whole-body reader words it. */
-function jobRefusal(refusal: StreamRefusal): GatewayError {
+/** The refusal of a streamed guarded body, worded as the whole-body reader words it. */
+function jobRefusal(refusal: StreamRefusal, wording: OwnerFieldsWording): GatewayError {
   switch (refusal.kind) {
     case 'encoding':
-      return errors.guardedBodyNotUtf8(JOB_BODY.bodyParam);
+      return errors.guardedBodyNotUtf8(wording.bodyParam);
     case 'syntax':
-      return errors.guardedBodyNotObject(JOB_BODY.notAnObject, JOB_BODY.bodyParam);
+      return errors.guardedBodyNotObject(wording.notAnObject, wording.bodyParam);
     case 'duplicate':
       return errors.fieldRepeated(refusal.key);
     case 'surrogate':
@@ -80,19 +79,26 @@ function jobRefusal(refusal: StreamRefusal): GatewayError {
 }
 
 /**
- * Reads the top-level `model_id` of a training-job creation as its body streams past, exactly
- * as the upstream's Python will read the whole body (SPEC 13.1), in memory that does not grow
- * with the body. `modelId` is set once the first top-level `model_id` has been read; the body
- * is certain only once end() has returned: a later duplicate, a NaN-laden rest Python reads
- * differently or a broken end all make write() or end() throw 400 `invalid_request`.
+ * Reads the top-level `model_id` of a training-job creation (or the `field` a config route's
+ * `checks-body` names) as its body streams past, exactly as the upstream's Python will read the
+ * whole body (SPEC 13.1), in memory that does not grow with the body. `modelId` is set once the
+ * first top-level field has been read; the body is certain only once end() has returned: a
+ * later duplicate, a NaN-laden rest Python reads differently or a broken end all make write()
+ * or end() throw 400 `invalid_request`.
  */
 export class JobModelIdReader {
   private found: string | undefined;
   private bytes = 0;
-  private readonly stream = new TopLevelStream(MODEL_ID, LIMITS, (_key, value) => {
-    if (value === undefined || value === '') throw errors.modelIdNotString();
-    this.found = value;
-  });
+  private readonly wording: OwnerFieldsWording;
+  private readonly stream: TopLevelStream;
+
+  constructor(readonly field = 'model_id') {
+    this.wording = fieldBody(field);
+    this.stream = new TopLevelStream(new Set([field]), LIMITS, (_key, value) => {
+      if (value === undefined || value === '') throw errors.modelIdNotString(field);
+      this.found = value;
+    });
+  }
 
   /** The body's top-level `model_id`, once read (certain only after end()). */
   get modelId(): string | undefined {
@@ -106,9 +112,9 @@ export class JobModelIdReader {
 
   /** The body has ended: throws unless it was read whole with one top-level `model_id`. */
   end(): string {
-    if (this.bytes === 0) throw errors.modelIdMissing();
+    if (this.bytes === 0) throw errors.modelIdMissing(this.field);
     this.translate(() => this.stream.end());
-    if (this.found === undefined) throw errors.modelIdMissing();
+    if (this.found === undefined) throw errors.modelIdMissing(this.field);
     return this.found;
   }
 
@@ -116,7 +122,7 @@ export class JobModelIdReader {
     try {
       step();
     } catch (err) {
-      throw err instanceof StreamRefused ? jobRefusal(err.refusal) : err;
+      throw err instanceof StreamRefused ? jobRefusal(err.refusal, this.wording) : err;
     }
   }
 }

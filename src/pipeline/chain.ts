@@ -4,7 +4,7 @@ import type { Reserve } from '../limits/index.js';
 import type { OwnershipGuard } from '../ownership/index.js';
 import type { RouteSpec } from '../proxy/index.js';
 import { bodyReaderFor, type BodyReader, type BodySettings } from './body.js';
-import { checkOwnership, readJobCreation, type AnswerRule } from './ownership.js';
+import { checkOwnership, readGuardedUpload, type AnswerRule } from './ownership.js';
 import type { Caller, ChatTerms, PreparedBody } from './values.js';
 
 /** What a request other than a chat completion reserves: nothing, and token and cost limits do not apply to it. */
@@ -43,9 +43,10 @@ const meterTokens = (upstreamResponse: IncomingMessage, chat: ChatTerms | undefi
     contentEncoding: upstreamResponse.headers['content-encoding'],
   });
 
-/** The route's body step: its spec's reader, or — a job creation while ownership is on — the upload held for its model_id. */
+/** The route's body step: its spec's reader, or — a `checksBody` rule while ownership is on — the upload held for its field. */
 function readerFor(route: RouteSpec, bodies: BodySettings, guard: OwnershipGuard | undefined): RouteChain['readBody'] {
-  if (guard && route.ownership?.check === 'create-job') return (req, caller) => readJobCreation(guard, req, caller, bodies);
+  const field = route.ownership?.checksBody;
+  if (guard && field) return (req, caller) => readGuardedUpload(guard, req, caller, bodies, field);
   const read: BodyReader = bodyReaderFor(route, bodies, guard !== undefined);
   return (req) => read(req);
 }

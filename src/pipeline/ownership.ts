@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { errors, GatewayError } from '../errors.js';
 import { ModelIdWatch, type OwnershipGuard } from '../ownership/index.js';
-import { assertDeclaredLength, BodyLimitCounter, pathParam, type RouteSpec } from '../proxy/index.js';
+import { assertDeclaredLength, BodyLimitCounter, pathParam, type OwnershipRule, type RouteSpec } from '../proxy/index.js';
 import type { BodySettings } from './body.js';
 import type { Caller, PreparedBody } from './values.js';
 
@@ -21,9 +21,10 @@ const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 const pathOf = (url: string | undefined): string => (url ?? '/').split('?', 1)[0]!;
 
 /**
- * The ownership step (SPEC 13.1, 13.2), as the route's spec says, before limits are charged and
- * before anything is forwarded; answers what to do with the upstream's answer, if anything.
- * Off (`guard` undefined): nothing is checked or recorded.
+ * The ownership step (SPEC 13.1, 13.2, 20), as the route's rule says, before limits are charged
+ * and before anything is forwarded; answers what to do with the upstream's answer, if anything.
+ * Off (`guard` undefined): nothing is checked or recorded. A `checksBody` field was checked as
+ * the body was read (readGuardedUpload, the route's body reader).
  */
 export async function checkOwnership(
   guard: OwnershipGuard | undefined,
@@ -35,41 +36,45 @@ export async function checkOwnership(
   const rule = route.ownership;
   if (!guard || !rule) return undefined;
   const owner = caller.project;
-  switch (rule.check) {
-    case 'path': {
-      const id = pathParam(route.template, pathOf(req.url), rule.param);
-      if (id === undefined) throw errors.pathParamEncodingInvalid(rule.param);
-      await guard.checkResource(rule.kind, id, owner, rule.param);
-      if (!rule.release) return undefined;
-      // Released before the client hears the answer: its next request already finds it gone.
-      return { buffered: true, settle: async (status) => void (isSuccess(status) && (await guard.release(rule.kind, id))) };
-    }
-    case 'chat-model':
-      if (body.chat) guard.checkChatModel(body.chat.model, owner);
-      return undefined;
-    case 'create-model': {
-      assertUncompressed(req);
-      const artifact = guard.checkModelName(body.raw, owner);
-      return creationAnswer(guard, 'model', caller, artifact);
-    }
-    case 'create-job':
-      // Its model_id was checked as the body was read (readJobCreation, the route's body reader).
-      return creationAnswer(guard, 'training_job', caller, undefined);
+  let released: AnswerRule | undefined;
+  if (rule.checks) {
+    const { param, kind, release } = rule.checks;
+    const id = pathParam(route.template, pathOf(req.url), param);
+    if (id === undefined) throw errors.pathParamEncodingInvalid(param);
+    await guard.checkResource(kind, id, owner, param);
+    // Released before the client hears the answer: its next request already finds it gone.
+    if (release) released = { buffered: true, settle: async (status) => void (isSuccess(status) && (await guard.release(kind, id))) };
   }
+  if (rule.chatModel && body.chat) guard.checkChatModel(body.chat.model, owner);
+  let artifact: string | undefined;
+  if (rule.modelName) {
+    assertUncompressed(req);
+    artifact = guard.checkModelName(body.raw, owner);
+  }
+  const created = rule.creates === undefined ? undefined : creationAnswer(guard, rule.creates, caller, artifact);
+  return created && released ? both(released, created) : (created ?? released);
+}
+
+/** A route that both releases and creates (no built-in one does): the release first, then the creation's verdict. */
+function both(first: AnswerRule, second: AnswerRule): AnswerRule {
+  return { buffered: true, settle: async (status, answer) => (await first.settle(status, answer)) ?? second.settle(status, answer) };
 }
 
 /**
- * The body reader of a job creation while ownership is on: the upload is held until its
- * top-level model_id is certain and the caller's (SPEC 13.1), then streams on.
+ * The body reader of a `checksBody` route while ownership is on (a job creation's `model_id`):
+ * the upload is held until its top-level field is certain and names the caller's resource
+ * (SPEC 13.1), then streams on.
  */
-export function readJobCreation(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings): Promise<PreparedBody> {
+export function readGuardedUpload(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings, rule: BodyFieldRule): Promise<PreparedBody> {
   // A declared length over the limit is refused before anything else, as for any upload.
   assertDeclaredLength(req, settings.streamBodyLimit);
   assertUncompressed(req);
-  return admitJobCreation(guard, req, caller, settings);
+  return admitGuardedUpload(guard, req, caller, settings, rule);
 }
 
-function creationAnswer(guard: OwnershipGuard, kind: 'model' | 'training_job', caller: Caller, artifact: string | undefined): AnswerRule {
+type BodyFieldRule = NonNullable<OwnershipRule['checksBody']>;
+
+function creationAnswer(guard: OwnershipGuard, kind: string, caller: Caller, artifact: string | undefined): AnswerRule {
   return {
     buffered: true,
     settle: async (status, answer) => (isSuccess(status) && answer ? guard.recordCreation(kind, answer, caller.project, artifact) : undefined),
@@ -84,20 +89,21 @@ function assertUncompressed(req: IncomingMessage): void {
 }
 
 /**
- * A training-job creation: the upload streams through the watch, which holds it back (at most
- * `server.bodyLimit`, counted in `server.maxBufferedBytes`) until its first top-level
- * `model_id` has been read, and the model must be the caller's; then it streams on, read to its
- * end as the upstream will read it. The upstream gets the last bytes only once the body is
- * certain; if it is not (a later duplicate `model_id`, a broken rest), the watch errors, the
+ * A guarded upload (a training-job creation's `model_id`, a config route's `checks-body` field):
+ * it streams through the watch, which holds it back (at most `server.bodyLimit`, counted in
+ * `server.maxBufferedBytes`) until its first top-level field has been read, and the resource it
+ * names must be the caller's; then it streams on, read to its end as the upstream will read it.
+ * The upstream gets the last bytes only once the body is certain; if it is not (a later
+ * duplicate of the field, a broken rest), the watch errors, the
  * upstream request is aborted before it is whole, and the client gets the 400.
  */
-async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings): Promise<PreparedBody> {
+async function admitGuardedUpload(guard: OwnershipGuard, req: IncomingMessage, caller: Caller, settings: BodySettings, rule: BodyFieldRule): Promise<PreparedBody> {
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
-    throw errors.jobBodyNotObject();
+    throw errors.jobBodyNotObject(rule.field);
   }
   const counter = new BodyLimitCounter(settings.streamBodyLimit, settings.idleMs, req);
   // Held bytes count with the chat bodies: past server.maxBufferedBytes the upload is refused (503 overloaded).
-  const watch = new ModelIdWatch(settings.bodyLimit, settings.budget);
+  const watch = new ModelIdWatch(settings.bodyLimit, settings.budget, rule.field);
   counter.once('error', (err) => watch.destroy(err));
   req.once('close', () => {
     if (!req.complete) watch.destroy(errors.clientClosed());
@@ -105,7 +111,7 @@ async function admitJobCreation(guard: OwnershipGuard, req: IncomingMessage, cal
   req.pipe(counter).pipe(watch);
   try {
     const modelId = await watch.modelId;
-    await guard.checkResource('model', modelId, caller.project, 'model_id');
+    await guard.checkResource(rule.kind, modelId, caller.project, rule.field);
     // Read on while the model was checked: a refusal found meanwhile means nothing goes.
     if (watch.refused) throw watch.refused;
   } catch (err) {

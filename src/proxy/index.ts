@@ -1,4 +1,5 @@
-export { createRouteTable, malformedPathEncoding, pathParam, resolveRoute, ROUTES, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteTable } from './routes.js';
+export { createRouteTable, malformedPathEncoding, pathParam, resolveRoute, ROUTES, templatesOverlap, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteTable } from './routes.js';
+export { configRouteSpec, unguardedRoutes } from './config-routes.js';
 export type { UpstreamName } from '../config/index.js';
 export { createUpstream, type Upstream, type UpstreamEvents, type ForwardHandlers, type ForwardHandle } from './upstream.js';
 export type { UpstreamErrorKind, UpstreamRetryReason } from './upstream-error.js';

@@ -12,17 +12,22 @@ import { errors, type GatewayError } from '../errors.js';
 export type BodyHandling = 'chat' | 'json' | 'stream' | 'none';
 
 /**
- * What a route does with training resources when ownership is on (SPEC 13):
- * - `path`: the resource named by a path parameter must be the caller's (`release`: a 2xx frees it);
- * - `create-model`: the name must not be another team's; a 2xx's `id` becomes the caller's;
- * - `create-job`: the body's top-level `model_id` must be the caller's; a 2xx's `id` becomes the caller's;
- * - `chat-model`: a `wandb-artifact:///` model must not be another team's.
+ * What a route does with training resources when ownership is on (SPEC 13, 20): general rules
+ * over any resource kind, which the built-in routes and the configuration's `routes:` both use.
+ * - `checks`: the resource named by a path parameter must be the caller's (`release`: a 2xx frees it);
+ * - `checksBody`: the resource named by a top-level body field (read as the upstream's Python
+ *   reads it, the upload held until it is seen) must be the caller's;
+ * - `creates`: a 2xx JSON answer's `id` becomes the caller's resource of this kind;
+ * - `modelName`: a model creation's `entity/project/name` must not be another team's (read whole);
+ * - `chatModel`: a chat's `wandb-artifact:///` model must not be another team's.
  */
-export type OwnershipRule =
-  | { readonly check: 'path'; readonly kind: 'model' | 'training_job'; readonly param: string; readonly release?: boolean }
-  | { readonly check: 'create-model' }
-  | { readonly check: 'create-job' }
-  | { readonly check: 'chat-model' };
+export interface OwnershipRule {
+  readonly checks?: { readonly param: string; readonly kind: string; readonly release?: boolean };
+  readonly checksBody?: { readonly field: string; readonly kind: string };
+  readonly creates?: string;
+  readonly modelName?: true;
+  readonly chatModel?: true;
+}
 
 /** How a forwarded request is metered: by the tokens of its reply, as a request, or not at all. */
 export type Metering = 'tokens' | 'requests' | 'none';
@@ -50,6 +55,8 @@ export interface RouteMatch {
   readonly route: RouteSpec;
   /** Allowed for this method? When false, `route.methods` goes in the Allow header (405). */
   readonly methodAllowed: boolean;
+  /** When several routes share the path and none allows the method: all their methods (the Allow header). */
+  readonly allow?: readonly string[];
 }
 
 /** Preview routes: the training service's resources, bodies streamed, limited, counted as requests. */
@@ -63,20 +70,22 @@ const preview = (template: string, methods: readonly string[], extra: Partial<Ro
   ...extra,
 });
 
-const modelInPath = { check: 'path', kind: 'model', param: 'model_id' } as const;
-const jobInPath = { check: 'path', kind: 'training_job', param: 'training_job_id' } as const;
+const modelInPath = { checks: { param: 'model_id', kind: 'model' } } as const;
+const jobInPath = { checks: { param: 'training_job_id', kind: 'training_job' } } as const;
+/** A job creation: its body's model must be the caller's; the job it answers with becomes the caller's. */
+const jobCreation = { checksBody: { field: 'model_id', kind: 'model' }, creates: 'training_job' } as const;
 
 /** The route table of SPEC 4 and the seed document. */
 export const ROUTES: readonly RouteSpec[] = [
-  { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', body: 'chat', limited: true, metering: 'tokens', ownership: { check: 'chat-model' } },
+  { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', body: 'chat', limited: true, metering: 'tokens', ownership: { chatModel: true } },
   { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests' },
   // A model creation is a small JSON body, read whole: its name is checked before it is forwarded.
-  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { check: 'create-model' } }),
-  preview('/v1/preview/models/{model_id}', ['DELETE'], { ownership: { ...modelInPath, release: true } }),
+  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { creates: 'model', modelName: true } }),
+  preview('/v1/preview/models/{model_id}', ['DELETE'], { ownership: { checks: { ...modelInPath.checks, release: true } } }),
   preview('/v1/preview/models/{model_id}/checkpoints', ['GET', 'DELETE'], { ownership: modelInPath }),
   preview('/v1/preview/models/{model_id}/log', ['POST'], { ownership: modelInPath }),
-  preview('/v1/preview/training-jobs', ['POST'], { trainingJobKind: 'rl', ownership: { check: 'create-job' } }),
-  preview('/v1/preview/sft-training-jobs', ['POST'], { trainingJobKind: 'sft', ownership: { check: 'create-job' } }),
+  preview('/v1/preview/training-jobs', ['POST'], { trainingJobKind: 'rl', ownership: jobCreation }),
+  preview('/v1/preview/sft-training-jobs', ['POST'], { trainingJobKind: 'sft', ownership: jobCreation }),
   preview('/v1/preview/training-jobs/{training_job_id}', ['GET'], { ownership: jobInPath }),
   preview('/v1/preview/training-jobs/{training_job_id}/events', ['GET'], { ownership: jobInPath }),
   // Health needs a key like every /v1 route, but is neither limited nor metered: probes must not eat quota.
@@ -84,13 +93,20 @@ export const ROUTES: readonly RouteSpec[] = [
   { template: '/v1/system-check', methods: ['GET'], upstream: 'service', body: 'none', limited: false, metering: 'none' },
 ];
 
-/** Compiles a template to a regex once: `{param}` is one non-empty segment; a trailing slash is allowed and kept. */
-function compile(template: string): RegExp {
-  const source = template
+const escapeRegex = (text: string): string => text.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&');
+
+/**
+ * Compiles a template to a regex once (when a table is built, never per request): `{param}` is
+ * one non-empty segment (a named group when `named`); a trailing `/*` is the rest of the path,
+ * possibly nothing; a trailing slash is allowed and kept.
+ */
+function compile(template: string, named: boolean): RegExp {
+  const rest = template.endsWith('/*');
+  const source = (rest ? template.slice(0, -2) : template)
     .split('/')
-    .map((segment) => (segment.startsWith('{') ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+    .map((segment) => (segment.startsWith('{') ? (named ? `(?<${segment.slice(1, -1)}>[^/]+)` : '[^/]+') : escapeRegex(segment)))
     .join('/');
-  return new RegExp(`^${source}/?$`);
+  return new RegExp(`^${source}${rest ? '(?:/.*)?' : '/?'}$`);
 }
 
 /**
@@ -101,11 +117,7 @@ function compile(template: string): RegExp {
 export function pathParam(template: string, path: string, param: string): string | undefined {
   let pattern = paramPatterns.get(template);
   if (!pattern) {
-    const source = template
-      .split('/')
-      .map((segment) => (segment.startsWith('{') ? `(?<${segment.slice(1, -1)}>[^/]+)` : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
-      .join('/');
-    pattern = new RegExp(`^${source}/?$`);
+    pattern = compile(template, true);
     paramPatterns.set(template, pattern);
   }
   const raw = pattern.exec(path)?.groups?.[param];
@@ -117,7 +129,31 @@ export function pathParam(template: string, path: string, param: string): string
   }
 }
 
+/** Param patterns, compiled on a template's first use (built-in and config templates: a bounded set). */
 const paramPatterns = new Map<string, RegExp>();
+
+/**
+ * Whether some path matches both templates (SPEC 20: a config route may not shadow or share a
+ * path with a built-in one). Segment by segment: a literal meets an equal literal or a `{param}`;
+ * a `{param}` meets any segment; a trailing `/*` meets whatever the other has left.
+ */
+export function templatesOverlap(a: string, b: string): boolean {
+  const segmentsOf = (template: string): { segments: string[]; rest: boolean } => {
+    const rest = template.endsWith('/*');
+    return { segments: (rest ? template.slice(0, -2) : template).replace(/\/$/, '').split('/'), rest };
+  };
+  const x = segmentsOf(a);
+  const y = segmentsOf(b);
+  const common = Math.min(x.segments.length, y.segments.length);
+  for (let i = 0; i < common; i += 1) {
+    const s = x.segments[i]!;
+    const t = y.segments[i]!;
+    if (s !== t && !s.startsWith('{') && !t.startsWith('{')) return false;
+  }
+  if (x.segments.length === y.segments.length) return true;
+  // The longer one's extra segments must fall in the shorter one's `/*`.
+  return x.segments.length < y.segments.length ? x.rest : y.rest;
+}
 
 export interface RouteTable {
   /** Every route of the table, in order: what per-route chains are built from. */
@@ -126,19 +162,23 @@ export interface RouteTable {
   match(path: string, method: string): RouteMatch | undefined;
 }
 
+/** The built-in routes, then the configuration's (SPEC 20): one table, matched in order. */
 export function createRouteTable(routes: readonly RouteSpec[] = ROUTES): RouteTable {
-  const compiled = routes.map((route) => ({ route, pattern: compile(route.template) }));
+  const compiled = routes.map((route) => ({ route, pattern: compile(route.template, false) }));
   return {
     routes,
     match(path, method) {
-      // Several templates can share a path (none today); the method decides between them.
+      // Several templates can share a path (config routes may split one path's methods); the method decides.
       let fallback: RouteSpec | undefined;
+      let allow: string[] | undefined;
       for (const { route, pattern } of compiled) {
         if (!pattern.test(path)) continue;
         if (route.methods.includes(method)) return { route, methodAllowed: true };
+        if (fallback) allow = [...new Set([...(allow ?? fallback.methods), ...route.methods])];
         fallback ??= route;
       }
-      return fallback ? { route: fallback, methodAllowed: false } : undefined;
+      if (!fallback) return undefined;
+      return allow ? { route: fallback, methodAllowed: false, allow } : { route: fallback, methodAllowed: false };
     },
   };
 }
@@ -154,7 +194,7 @@ export function resolveRoute(table: RouteTable, method: string, url: string): Ro
   const match = table.match(path, method);
   if (!match) throw errors.routeNotFound(method, path);
   if (!match.methodAllowed) {
-    const allowed = match.route.methods.join(', ');
+    const allowed = (match.allow ?? match.route.methods).join(', ');
     throw errors.methodNotAllowed(method, match.route.template, allowed);
   }
   return match.route;

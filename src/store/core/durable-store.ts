@@ -44,7 +44,11 @@ export interface StoredKey {
   secrets: KeySecret[];
 }
 
-export type ResourceKind = 'model' | 'training_job';
+/**
+ * A kind of owned resource: `model` and `training_job` (SPEC 13), or any kind a config route
+ * names (SPEC 20; validated in config/routes.ts, stored as text since schema version 4).
+ */
+export type ResourceKind = string;
 
 /** Who owns a training resource (SPEC 13). */
 export interface ResourceRecord {

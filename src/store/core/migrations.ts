@@ -183,6 +183,31 @@ async function addTeamsAndAdminKeys(db: Kysely<Database>, c: ColumnTypes): Promi
   await db.schema.alterTable('audit_log').addColumn('actor_role', c.text).execute();
 }
 
+/**
+ * Version 4 (SPEC 20): a resource may be of any kind a config route names (`run`, `operation`),
+ * not only `model` and `training_job`: the check on `kind` goes (kinds are validated in the
+ * configuration instead). SQLite cannot drop a constraint, so the table is rebuilt — the same
+ * on both databases, as version 2 did; the primary key takes a new name, since on PostgreSQL
+ * the old table's index holds the old one until it is dropped.
+ */
+async function freeResourceKinds(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('resources_next')
+    .addColumn('kind', c.text, (col) => col.notNull())
+    .addColumn('id', c.text, (col) => col.notNull())
+    .addColumn('team', c.text, (col) => col.notNull())
+    .addColumn('project', c.text, (col) => col.notNull())
+    .addColumn('artifact', c.text)
+    .addColumn('created_at', c.timestamp, (col) => col.notNull())
+    .addPrimaryKeyConstraint('resources_kind_id', ['kind', 'id'])
+    .execute();
+  await sql`insert into resources_next (kind, id, team, project, artifact, created_at) select kind, id, team, project, artifact, created_at from resources`.execute(db);
+  await db.schema.dropTable('resources').execute();
+  await db.schema.alterTable('resources_next').renameTo('resources').execute();
+  await db.schema.createIndex('resources_artifact').on('resources').column('artifact').where('artifact', 'is not', null).execute();
+  await db.schema.createIndex('resources_owner').on('resources').columns(['team', 'project']).execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -203,6 +228,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     description: 'teams, admin keys made at runtime, the actor role of audit entries',
     up: addTeamsAndAdminKeys,
+  },
+  {
+    version: 4,
+    description: 'resources of any kind (config routes name their own kinds)',
+    up: freeResourceKinds,
   },
 ];
 

@@ -97,7 +97,7 @@ describe('malformed input', () => {
   it.each([
     ['/admin/keys?team=%ZZ', 'team', 'Query parameter "team" must be 1-128 of [A-Za-z0-9._-], got "%ZZ".'],
     ['/admin/usage?from=%E0%A4%A&to=2026-01-01', 'from', 'Query parameter "from" must be a calendar day as YYYY-MM-DD, got "\ufffd%A".'],
-    ['/admin/resources?kind=%', 'kind', 'Query parameter "kind" must be model or training_job, got "%".'],
+    ['/admin/resources?kind=%', 'kind', 'Query parameter "kind" must be a resource kind (model, training_job, or a kind of a config route), got "%".'],
   ])('answers bad percent-encoding in the query of %s with 400 invalid_query naming %s', async (path, param, message) => {
     const res = await request(url).get(path).set('authorization', bearer(KEYS.admin));
     expect([res.status, res.body]).toEqual([400, { error: { message, type: 'invalid_request_error', param, code: 'invalid_query' } }]);

@@ -8,7 +8,7 @@ import { migrate } from '../../../src/store/core/migrate.js';
 import { MIGRATIONS } from '../../../src/store/core/migrations.js';
 import type { Database } from '../../../src/store/core/schema.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { ledgerRow, rejection } from './store-fixtures.js';
+import { ledgerRow, rejection, resource } from './store-fixtures.js';
 
 let database: TestDatabase;
 const open: DurableStore[] = [];
@@ -34,8 +34,8 @@ afterAll(async () => {
 describe('PostgreSQL migrations', () => {
   it('migrates a fresh database once when three instances open it together', async () => {
     const stores = await Promise.all([openStore(), openStore(), openStore()]);
-    expect(stores.map((s) => s.appliedMigrations).sort((a, b) => b.length - a.length)).toEqual([[1, 2, 3], [], []]);
-    expect(await database.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(stores.map((s) => s.appliedMigrations).sort((a, b) => b.length - a.length)).toEqual([[1, 2, 3, 4], [], []]);
+    expect(await database.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     expect(stores.map((s) => s.dialect)).toEqual(['postgres', 'postgres', 'postgres']);
   });
 
@@ -57,12 +57,33 @@ describe('PostgreSQL migrations', () => {
 
   it('refuses a database migrated by a newer Tollgate with a one-line message, and opens again once it is not', async () => {
     await openStore();
-    await database.query("INSERT INTO schema_migrations (version, applied_at) VALUES (4, now())");
+    await database.query("INSERT INTO schema_migrations (version, applied_at) VALUES (5, now())");
     const error = await rejection(openStore());
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect(error.message).toBe('database schema is at version 4, newer than this Tollgate (knows 3): upgrade Tollgate');
-    await database.query('DELETE FROM schema_migrations WHERE version = 4');
+    expect(error.message).toBe('database schema is at version 5, newer than this Tollgate (knows 4): upgrade Tollgate');
+    await database.query('DELETE FROM schema_migrations WHERE version = 5');
     expect((await openStore()).appliedMigrations).toEqual([]);
+  });
+
+  it('frees resource kinds in version 4, keeping the version 3 records', async () => {
+    const old = await createTestDatabase();
+    try {
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: old.url }) }) });
+      await migrate(db, postgresDialect, MIGRATIONS.filter((m) => m.version <= 3));
+      await db.destroy();
+      await old.query("INSERT INTO resources (kind, id, team, project, artifact, created_at) VALUES ('model', 'm-1', 'team-a', 'prod', 'e/p/n', '2025-01-15T12:00:00.000Z')");
+      await expect(old.query("INSERT INTO resources (kind, id, team, project, created_at) VALUES ('run', 'r-0', 'team-a', 'prod', now())")).rejects.toThrow(/check constraint/);
+      const store = await openDurableStore({ url: old.url, path: '' }, { applicationName: 'store-migrations' });
+      open.push(store);
+      expect(store.appliedMigrations).toEqual([4]);
+      const run = resource({ kind: 'run', id: 'r-1', artifact: null });
+      expect(await store.recordResource(run)).toEqual(run);
+      expect((await store.listResources()).map((r) => [r.kind, r.id, r.artifact])).toEqual([['model', 'm-1', 'e/p/n'], ['run', 'r-1', null]]);
+      expect(await store.getResource('run', 'r-1')).toEqual(run);
+    } finally {
+      await Promise.all(open.splice(0).map((s) => s.close()));
+      await old.drop();
+    }
   });
 
   it('keys the ledger by row id in version 2, keeping version 1 rows (id = their request id) and the cursors handed out for them', async () => {
@@ -76,7 +97,7 @@ describe('PostgreSQL migrations', () => {
       for (const [id, at] of [['X', '2025-01-15T12:00:00.000Z'], ['X#2', '2025-01-15T12:00:00.000Z'], ['Y', '2025-01-15T12:00:01.000Z']]) await old.query(v1, [id, at]);
       const store = await openDurableStore({ url: old.url, path: '' }, { applicationName: 'store-migrations' });
       open.push(store);
-      expect(store.appliedMigrations).toEqual([2, 3]);
+      expect(store.appliedMigrations).toEqual([2, 3, 4]);
       expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
       const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
       expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);

@@ -11,7 +11,7 @@ import { migrate } from '../../../src/store/core/migrate.js';
 import { MIGRATIONS } from '../../../src/store/core/migrations.js';
 import type { Database } from '../../../src/store/core/schema.js';
 import { describeDurableStoreContract } from './durable-store.contract.js';
-import { digest, keyRecord, ledgerRow, rejection } from './store-fixtures.js';
+import { digest, keyRecord, ledgerRow, rejection, resource } from './store-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-store-'));
 let fileSeq = 0;
@@ -42,11 +42,11 @@ describe('SQLite store', () => {
     const file = nextPath();
     const store = await openAt(file);
     expect(store.dialect).toBe('sqlite');
-    expect(store.appliedMigrations).toEqual([1, 2, 3]);
+    expect(store.appliedMigrations).toEqual([1, 2, 3, 4]);
     const inspect = new Sqlite(file, { readonly: true });
     try {
       expect(inspect.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(inspect.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(inspect.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     } finally {
       inspect.close();
     }
@@ -81,21 +81,39 @@ describe('SQLite store', () => {
     for (const [id, at] of [['X', '2025-01-15T12:00:00.000Z'], ['X#2', '2025-01-15T12:00:00.000Z'], ['Y', '2025-01-15T12:00:01.000Z']]) v1.run(id, at);
     raw.close();
     const store = await openAt(file);
-    expect(store.appliedMigrations).toEqual([2, 3]);
+    expect(store.appliedMigrations).toEqual([2, 3, 4]);
     expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
     const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
     expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);
+  });
+
+  it('frees resource kinds in version 4, keeping the version 3 records', async () => {
+    const file = nextPath();
+    mkdirSync(dirname(file), { recursive: true });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new Sqlite(file) }) });
+    await migrate(db, sqliteDialect, MIGRATIONS.filter((m) => m.version <= 3));
+    await db.destroy();
+    const raw = new Sqlite(file);
+    raw.prepare("INSERT INTO resources (kind, id, team, project, artifact, created_at) VALUES ('model', 'm-1', 'team-a', 'prod', 'e/p/n', '2025-01-15T12:00:00.000Z')").run();
+    expect(() => raw.prepare("INSERT INTO resources (kind, id, team, project, created_at) VALUES ('run', 'r-0', 'team-a', 'prod', '2025-01-15T12:00:00.000Z')").run()).toThrow(/CHECK constraint failed/);
+    raw.close();
+    const store = await openAt(file);
+    expect(store.appliedMigrations).toEqual([4]);
+    const run = resource({ kind: 'run', id: 'r-1', artifact: null });
+    expect(await store.recordResource(run)).toEqual(run);
+    expect((await store.listResources()).map((r) => [r.kind, r.id, r.artifact])).toEqual([['model', 'm-1', 'e/p/n'], ['run', 'r-1', null]]);
+    expect(await store.getResource('run', 'r-1')).toEqual(run);
   });
 
   it('refuses a file migrated by a newer Tollgate with a one-line message', async () => {
     const file = nextPath();
     await (await openAt(file)).close();
     const raw = new Sqlite(file);
-    raw.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (4, '2030-01-01T00:00:00.000Z')").run();
+    raw.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (5, '2030-01-01T00:00:00.000Z')").run();
     raw.close();
     const error = await rejection(openAt(file));
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect(error.message).toBe('database schema is at version 4, newer than this Tollgate (knows 3): upgrade Tollgate');
+    expect(error.message).toBe('database schema is at version 5, newer than this Tollgate (knows 4): upgrade Tollgate');
   });
 
   it('answers DatabaseUnavailableError when the file cannot be opened', async () => {

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { ROUTES, templatesOverlap } from '../proxy/routes.js';
+import { UPSTREAM_NAMES, type UpstreamName } from './upstreams.js';
+
+/*
+ * `routes:` (SPEC 20): routes the operator adds to the built-in table without a release. Each is
+ * checked here, so a bad one is the one-line config error with its key path at start-up and a
+ * 400 invalid_config on reload (the running table kept).
+ */
+
+/** A resource kind: what the ownership registry and /admin/resources name it by (stored as text). */
+export const RESOURCE_KIND_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
+const kind = z.string().regex(RESOURCE_KIND_PATTERN, 'must be a resource kind: a lowercase letter, then up to 62 of a-z 0-9 _');
+const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a name of letters, digits and _');
+
+export const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+const ownershipSchema = z.union([
+  z.literal('unguarded'),
+  z
+    .object({
+      creates: kind.optional(),
+      checks: z.object({ param: identifier, kind }).strict().optional(),
+      'checks-body': z.object({ field: z.string().min(1).max(128), kind }).strict().optional(),
+    })
+    .strict()
+    .refine((rule) => rule.creates !== undefined || rule.checks !== undefined || rule['checks-body'] !== undefined, 'name creates, checks or checks-body (or say unguarded)'),
+]);
+
+/** A path template: `/v1/...`, literal segments and `{name}` segments, optionally ending in `/*`. */
+const templateSchema = z.string().superRefine((path, ctx) => {
+  const problem = templateProblem(path);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const SEGMENT = /^(?:[A-Za-z0-9._~!$&'()+,;=:@-]+|\{[A-Za-z_][A-Za-z0-9_]{0,62}\})$/;
+
+/** What is wrong with a template, if anything. */
+function templateProblem(path: string): string | undefined {
+  if (!path.startsWith('/v1/')) return 'must start with /v1/ (config routes live under /v1)';
+  const body = path.endsWith('/*') ? path.slice(0, -2) : path;
+  const segments = body.slice(1).split('/');
+  const names = new Set<string>();
+  for (const segment of segments) {
+    if (segment === '..' || segment === '.') return 'must not contain a "." or ".." segment';
+    if (segment === '') return 'must not contain an empty segment (//) or end with /';
+    if (!SEGMENT.test(segment) || segment.includes('%')) return `segment "${segment}" must be a literal (no %, *, ?, #) or a {name} parameter`;
+    if (segment.startsWith('{')) {
+      if (names.has(segment)) return `parameter ${segment} appears twice`;
+      names.add(segment);
+    }
+  }
+  return undefined;
+}
+
+export const routeConfigSchema = z
+  .object({
+    path: templateSchema,
+    methods: z.array(z.enum(ROUTE_METHODS, { error: `must be one of ${ROUTE_METHODS.join(', ')}` })).min(1, 'must name at least one method'),
+    upstream: z.enum(UPSTREAM_NAMES as unknown as [UpstreamName, ...UpstreamName[]], { error: `must be one of ${UPSTREAM_NAMES.join(', ')}` }),
+    body: z.enum(['stream', 'json', 'none']).default('stream'),
+    limited: z.boolean().default(true),
+    ownership: ownershipSchema.optional(),
+  })
+  .strict()
+  .superRefine((route, ctx) => {
+    if (new Set(route.methods).size !== route.methods.length) ctx.addIssue({ code: 'custom', path: ['methods'], message: 'names a method twice' });
+    const params = new Set((route.path.match(/\{[^}]+\}/g) ?? []).map((p) => p.slice(1, -1)));
+    const rule = route.ownership;
+    if (rule === undefined || rule === 'unguarded') return;
+    if (rule.checks && !params.has(rule.checks.param)) {
+      ctx.addIssue({ code: 'custom', path: ['ownership', 'checks', 'param'], message: `"${rule.checks.param}" is not a {parameter} of ${route.path}` });
+    }
+    if (rule['checks-body'] && route.body !== 'stream') {
+      ctx.addIssue({ code: 'custom', path: ['ownership', 'checks-body'], message: 'reads the body as it streams: needs body: stream' });
+    }
+  });
+export type RouteConfig = z.infer<typeof routeConfigSchema>;
+
+export const routesSchema = z
+  .array(routeConfigSchema)
+  .nullish()
+  .transform((v) => v ?? []);
+
+/** Issues of the routes as a whole: overlap with a built-in route, an unguarded service route while ownership is on. */
+export function checkRoutes(routes: readonly RouteConfig[], ownershipOn: boolean, ctx: z.RefinementCtx): void {
+  routes.forEach((route, i) => {
+    const builtIn = ROUTES.find((r) => templatesOverlap(r.template, route.path));
+    if (builtIn) ctx.addIssue({ code: 'custom', path: ['routes', i, 'path'], message: `overlaps the built-in route ${builtIn.template}` });
+    if (ownershipOn && route.upstream === 'service' && route.ownership === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['routes', i, 'ownership'],
+        message: 'ownership is on: a route to the service must say how it is guarded (creates, checks, checks-body) or say unguarded',
+      });
+    }
+  });
+}

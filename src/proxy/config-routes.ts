@@ -1,0 +1,36 @@
+import type { RouteConfig } from '../config/routes.js';
+import type { OwnershipRule, RouteSpec } from './routes.js';
+
+/**
+ * A `routes:` entry (SPEC 20) as an entry of the route table, the same kind as the built-in
+ * ones: the pipeline, metrics (`route` = the template), ledger and limits read it alike.
+ * A limited route is counted as a request, as /v1/preview/* is (a ledger row with tokens 0).
+ */
+export function configRouteSpec(route: RouteConfig): RouteSpec {
+  const ownership = ownershipRuleOf(route.ownership);
+  return {
+    template: route.path,
+    methods: route.methods,
+    upstream: route.upstream,
+    body: route.body,
+    limited: route.limited,
+    metering: route.limited ? 'requests' : 'none',
+    ...(ownership ? { ownership } : {}),
+  };
+}
+
+/** The config's spelling of a rule (`creates`, `checks`, `checks-body`, `unguarded`) as the general rule. */
+function ownershipRuleOf(rule: RouteConfig['ownership']): OwnershipRule | undefined {
+  if (rule === undefined || rule === 'unguarded') return undefined;
+  const body = rule['checks-body'];
+  return {
+    ...(rule.checks ? { checks: { param: rule.checks.param, kind: rule.checks.kind } } : {}),
+    ...(body ? { checksBody: { field: body.field, kind: body.kind } } : {}),
+    ...(rule.creates ? { creates: rule.creates } : {}),
+  };
+}
+
+/** Config routes to the service that say `unguarded`: named in a warning while ownership is on. */
+export function unguardedRoutes(routes: readonly RouteConfig[]): string[] {
+  return routes.filter((r) => r.upstream === 'service' && r.ownership === 'unguarded').map((r) => `${r.methods.join(',')} ${r.path}`);
+}
