@@ -125,6 +125,8 @@ describe('server.workers: 2 — one port, two processes', { timeout: 60_000 }, (
     const answers = [await models(KEYS.teamA), await models(KEYS.teamA), await models(KEYS.teamA)];
     expect(answers.map((a) => a.headers['x-ratelimit-limit-requests'])).toEqual(['50', '50', '50']);
     expect(new Set(await Promise.all(answers.map((a) => workerOf(proc!, a))))).toEqual(new Set(workerPids(proc!)));
+    // One reload, counted (and audited) once, though both workers applied it.
+    expect((await send(port, 'GET', '/metrics')).body).toMatch(/^tollgate_config_reloads_total\{result="ok"\} 1$/m);
   });
 
   it('fans POST /admin/config/reload out from the worker that took it to the other', async () => {
