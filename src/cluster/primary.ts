@@ -9,6 +9,11 @@ const STEADY_LIFETIME_MS = 10_000;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 30_000;
 
+/** How long to wait before replacing a worker, after `youngDeaths` workers in a row died within STEADY_LIFETIME_MS. */
+export function replacementDelayMs(youngDeaths: number): number {
+  return youngDeaths === 0 ? 0 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (youngDeaths - 1));
+}
+
 export interface PrimaryOptions {
   readonly workers: number;
   readonly logger: Logger;
@@ -22,89 +27,99 @@ export interface PrimaryOptions {
  * cause (a bad key, a port taken) would kill every replacement too.
  */
 export function startPrimary(options: PrimaryOptions): void {
-  const { logger } = options;
-  const ready = new Set<Worker>();
-  const bornAt = new Map<Worker, number>();
-  const scrapes = new Scrapes(() => ready, (worker, message) => send(worker, message));
-  let started = false;
-  let stopping = false;
-  let youngDeaths = 0;
-  let exitCode = 0;
+  const primary = new Primary(options);
+  process.on('SIGHUP', () => primary.reloadAll());
+  process.on('SIGTERM', () => primary.stop('SIGTERM'));
+  process.on('SIGINT', () => primary.stop('SIGINT'));
+  cluster.on('exit', (worker, code, signal) => primary.exited(worker, code, signal));
+  for (let i = 0; i < options.workers; i += 1) primary.fork();
+}
 
-  const fork = (): void => {
+class Primary {
+  private readonly ready = new Set<Worker>();
+  private readonly bornAt = new Map<Worker, number>();
+  private readonly scrapes = new Scrapes(() => this.ready, send);
+  private started = false;
+  private stopping = false;
+  private youngDeaths = 0;
+  private exitCode = 0;
+
+  constructor(private readonly options: PrimaryOptions) {}
+
+  fork(): void {
     const worker = cluster.fork();
-    bornAt.set(worker, Date.now());
+    this.bornAt.set(worker, Date.now());
     worker.on('message', (message: unknown) => {
-      if (isOurs<WorkerMessage>(message)) onMessage(worker, message);
+      if (isOurs<WorkerMessage>(message)) this.heard(worker, message);
     });
-  };
+  }
 
-  const onMessage = (worker: Worker, message: WorkerMessage): void => {
-    switch (message.tollgate) {
-      case 'ready':
-        ready.add(worker);
-        logger.info({ pid: worker.process.pid, workers: ready.size }, 'worker ready');
-        if (!started && ready.size === options.workers) {
-          started = true;
-          logger.info({ workers: options.workers, pids: [...ready].map((w) => w.process.pid) }, 'workers listening');
-        }
-        return;
-      case 'scrape':
-        scrapes.start(worker, message.id);
-        return;
-      case 'series':
-        scrapes.answer(worker, message.id, message.series);
-        return;
-      case 'reloaded':
-        for (const other of ready) if (other !== worker) send(other, { tollgate: 'reload', echo: true });
-        return;
-      case 'change':
-        for (const other of Object.values(cluster.workers ?? {})) if (other && other !== worker) send(other, message);
-        return;
-    }
-  };
-
-  cluster.on('exit', (worker, code, signal) => {
-    ready.delete(worker);
-    scrapes.forget(worker);
-    const lived = Date.now() - (bornAt.get(worker) ?? 0);
-    bornAt.delete(worker);
-    if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) {
-        logger.info('stopped');
-        process.exit(exitCode);
-      }
-      return;
-    }
-    if (!started) {
-      logger.error({ pid: worker.process.pid, code, signal }, 'a worker exited during start-up: stopping');
-      stopAll('SIGTERM', 1);
-      return;
-    }
-    youngDeaths = lived >= STEADY_LIFETIME_MS ? 0 : youngDeaths + 1;
-    const delayMs = youngDeaths === 0 ? 0 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (youngDeaths - 1));
-    logger.warn({ pid: worker.process.pid, code, signal, livedMs: lived, restartInMs: delayMs }, 'worker exited: replacing it');
-    setTimeout(() => stopping || fork(), delayMs);
-  });
+  /** SIGHUP: one worker records the reload (audit log, counter); the others apply the same file. */
+  reloadAll(): void {
+    [...this.ready].forEach((worker, index) => send(worker, { tollgate: 'reload', echo: index > 0 }));
+  }
 
   /** Every worker drains (its own SIGTERM handling); the primary exits once they all have. */
-  const stopAll = (signal: string, code = 0): void => {
-    if (stopping) return;
-    stopping = true;
-    exitCode = code;
-    logger.info({ signal }, 'draining every worker');
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+  stop(signal: string, exitCode = 0): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.exitCode = exitCode;
+    this.options.logger.info({ signal }, 'draining every worker');
+    const workers = liveWorkers();
     if (workers.length === 0) process.exit(exitCode);
     for (const worker of workers) worker.process.kill('SIGTERM');
-  };
+  }
 
-  process.on('SIGHUP', () => {
-    // One worker records the reload (audit log, counter); the others apply the same file.
-    [...ready].forEach((worker, index) => send(worker, { tollgate: 'reload', echo: index > 0 }));
-  });
-  process.on('SIGTERM', () => stopAll('SIGTERM'));
-  process.on('SIGINT', () => stopAll('SIGINT'));
-  for (let i = 0; i < options.workers; i += 1) fork();
+  exited(worker: Worker, code: number | null, signal: string | null): void {
+    const { logger } = this.options;
+    this.ready.delete(worker);
+    this.scrapes.forget(worker);
+    const lived = Date.now() - (this.bornAt.get(worker) ?? 0);
+    this.bornAt.delete(worker);
+    if (this.stopping) {
+      if (liveWorkers().length > 0) return;
+      logger.info('stopped');
+      process.exit(this.exitCode);
+    }
+    if (!this.started) {
+      logger.error({ pid: worker.process.pid, code, signal }, 'a worker exited during start-up: stopping');
+      return this.stop('start-up failed', 1);
+    }
+    this.youngDeaths = lived >= STEADY_LIFETIME_MS ? 0 : this.youngDeaths + 1;
+    const delayMs = replacementDelayMs(this.youngDeaths);
+    logger.warn({ pid: worker.process.pid, code, signal, livedMs: lived, restartInMs: delayMs }, 'worker exited: replacing it');
+    setTimeout(() => this.stopping || this.fork(), delayMs);
+  }
+
+  private heard(worker: Worker, message: WorkerMessage): void {
+    switch (message.tollgate) {
+      case 'ready':
+        return this.counted(worker);
+      case 'scrape':
+        return this.scrapes.start(worker, message.id);
+      case 'series':
+        return this.scrapes.answer(worker, message.id, message.series);
+      case 'reloaded':
+        for (const other of this.ready) if (other !== worker) send(other, { tollgate: 'reload', echo: true });
+        return;
+      case 'change':
+        for (const other of liveWorkers()) if (other !== worker) send(other, message);
+        return;
+    }
+  }
+
+  private counted(worker: Worker): void {
+    const { logger, workers } = this.options;
+    this.ready.add(worker);
+    logger.info({ pid: worker.process.pid, workers: this.ready.size }, 'worker ready');
+    if (this.started || this.ready.size < workers) return;
+    this.started = true;
+    logger.info({ workers, pids: [...this.ready].map((w) => w.process.pid) }, 'workers listening');
+  }
+}
+
+function liveWorkers(): Worker[] {
+  return Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
 }
 
 /** Sends unless the worker's channel has closed (it is exiting; its 'exit' event follows). */

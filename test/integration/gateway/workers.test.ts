@@ -186,6 +186,18 @@ describe('server.workers: 2 — one port, two processes', { timeout: 60_000 }, (
   });
 });
 
+describe('server.workers: a worker that cannot start', { timeout: 60_000 }, () => {
+  it('stops the start: the primary exits 1 rather than replace workers that would die the same way', async () => {
+    const yaml = 'server: { workers: 2 }\nredis: { url: "redis://127.0.0.1:9" }\nupstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nauth: {jwt: {publicKey: "not a key", algorithms: [RS256]}}\n';
+    const path = writeTempConfig(yaml);
+    const proc = startGatewayProcess({ TOLLGATE_CONFIG: path, PORT: String(await freePort()) });
+    expect(await proc.exited()).toBe(1);
+    expect(proc.output()).toContain(`tollgate: ${path}: auth.jwt.publicKey: not a PEM public key usable with RS256`);
+    expect(proc.output()).toContain('"msg":"a worker exited during start-up: stopping"');
+    expect(proc.output()).not.toContain('replacing it');
+  });
+});
+
 describe('server.workers with the memory store', () => {
   it('is refused at start-up with one line: limits would not be exact', async () => {
     const path = writeTempConfig('server: { workers: 2 }\nupstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\n');

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { workerCount } from '../../../src/cluster/index.js';
+import { replacementDelayMs, workerCount } from '../../../src/cluster/index.js';
 import { ConfigError, parseConfig } from '../../../src/config/index.js';
 
 const config = (server: string, redis = '') =>
@@ -23,5 +23,11 @@ describe('server.workers', () => {
   it('refuses 0 and words other than auto', () => {
     expect(() => config('{workers: 0}')).toThrow(ConfigError);
     expect(() => config('{workers: all}')).toThrow(ConfigError);
+  });
+});
+
+describe('replacing a dead worker', () => {
+  it('is at once after a worker that lived, then backs off 250 ms doubling per young death, up to 30 s', () => {
+    expect([0, 1, 2, 3, 4, 7, 8, 20].map(replacementDelayMs)).toEqual([0, 250, 500, 1000, 2000, 16_000, 30_000, 30_000]);
   });
 });
