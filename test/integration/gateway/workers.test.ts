@@ -138,6 +138,7 @@ describe('server.workers: 2 — one port, two processes', { timeout: 60_000 }, (
     const answers = [await models(KEYS.teamA), await models(KEYS.teamA), await models(KEYS.teamA)];
     expect(answers.map((a) => a.headers['x-ratelimit-limit-requests'])).toEqual(['40', '40', '40']);
     expect(new Set(await Promise.all(answers.map((a) => workerOf(proc!, a))))).toEqual(new Set(workerPids(proc!)));
+    expect((await send(port, 'GET', '/metrics')).body).toMatch(/^tollgate_config_reloads_total\{result="ok"\} 1$/m);
   });
 
   it('serves a key created through one worker from the other within 1 s (one SQLite file)', async () => {
