@@ -55,6 +55,11 @@ async function measureExtras(stack: Stack, targets: readonly Target[], settings:
   const gateways = targets.filter((target) => target.name.startsWith('gateway'));
   if (settings.connectionsSweep) printExtra('Connections sweep: CPU per request at 1, 32 and 256 connections', await measureConnectionsSweep(targets.slice(1), settings));
   if (settings.cluster) printExtra(`Cluster: ${settings.workers} gateway processes sharing one port vs one process`, await measureCluster(stack, gateways, settings));
+  // Every run: what `server.workers: 2` gives the Redis deployment on this machine (SPEC 10 "Every core").
+  // The bench's own primary (load-runs/target-cluster.ts, which also sums CPU stats) forks the workers:
+  // the same node:cluster round-robin as src/cluster/, whose extra work (scrapes, reloads, SQLite
+  // changes) is off the request path.
+  else printExtra('Workers: gateway-redis ×2 workers (one port, node:cluster) vs ×1 process', await measureCluster(stack, gateways.filter((target) => target.redis !== undefined), { ...settings, workers: 2 }));
   if (settings.soakRss) printExtra('Memory soak: gateway RSS after 20,000 and 200,000 requests (fresh processes)', await measureSoakRss(stack, settings));
   await measureComparisons(stack, targets, settings);
 }

@@ -10,12 +10,12 @@ import { createLimiter, createLimitStore, type Limiter } from './limits/index.js
 import { NO_SLICE, PartList, type Part } from './lifecycle.js';
 import { LiveConfiguration, type Live, type Services } from './live.js';
 import { Ledger } from './metering/index.js';
-import { createLogger, createMetrics, requestIdFor, type Logger, type Metrics } from './observability/index.js';
+import { createLogger, createMetrics, requestIdFor, type Logger, type Metrics, type MetricsOptions } from './observability/index.js';
 import { OwnershipRegistry } from './ownership/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { BufferBudget } from './proxy/index.js';
 import { connectRedis } from './redis/index.js';
-import { StoreHandle } from './store/index.js';
+import { StoreHandle, type SiblingChannel } from './store/index.js';
 import { startTeamSync, TeamAdmin, TeamDirectory } from './teams/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
@@ -38,7 +38,7 @@ export interface Gateway {
    * Re-reads the config file (SIGHUP, POST /admin/config/reload) and applies what can change
    * while running; rejects with ConfigError and changes nothing when the file is not valid.
    */
-  reload(actor: string, requestId: string, actorRole?: string): Promise<ReloadResult>;
+  reload(actor: string, requestId: string, actorRole?: string, echo?: boolean): Promise<ReloadResult>;
   /** Resolves when every finished request has settled its limits and been written to the ledger (tests, shutdown). */
   settled(): Promise<void>;
   /**
@@ -53,10 +53,17 @@ export interface GatewayOptions {
   readonly logger?: Logger;
   /** The file the config came from: what a reload re-reads (without one, reloads are refused). */
   readonly configPath?: string;
+  /** Cluster workers: the exposition of every worker (see MetricsOptions.exposition). */
+  readonly exposition?: MetricsOptions['exposition'];
+  /** Cluster workers: the others on the same SQLite file. */
+  readonly sqliteSiblings?: SiblingChannel;
+  /** Cluster workers: POST /admin/config/reload applied the file here; the other workers reload too. */
+  readonly onAdminReload?: () => void;
 }
 
-function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis'>): Metrics {
+function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis'>, exposition: GatewayOptions['exposition']): Metrics {
   return createMetrics({
+    exposition,
     maxTeamProjects: config.metrics.maxTeamProjects,
     knownLabels: {
       upstreams: UPSTREAM_NAMES,
@@ -67,11 +74,12 @@ function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis'>): Metric
 }
 
 /** The durable store and what lives on it: runtime keys (kept in step), ownership records, the audit trail, the ledger. */
-function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList, teams: TeamDirectory) {
+function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList, teams: TeamDirectory, sqliteSiblings?: SiblingChannel) {
   const onDatabaseError = (): void => metrics.recordDatabaseError();
   const runtimeKeys = new RuntimeKeys();
   const handle = new StoreHandle(config.database, {
     logger,
+    sqliteSiblings,
     // Runtime keys and ownership are loaded before the first request is served (and again when
     // a database that was away at start-up comes back).
     onOpen: async () => {
@@ -145,13 +153,13 @@ function createCounters(config: Config, metrics: Metrics, parts: PartList, teams
 /** Turns a validated Config into the gateway's request listener. Everything the hot path needs is built here. */
 export async function createGateway(initial: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(initial.logging.level);
-  const metrics = createGatewayMetrics(initial);
+  const metrics = createGatewayMetrics(initial, options.exposition);
   const parts = new PartList();
   // Teams of the config file and the store: the limiter's team scope and the authenticator read them per request.
   const teams = new TeamDirectory(initial.teams.records);
   parts.add('teams', (config) => config.teams.records, { reconfigure: (next) => teams.configure(next), close: () => undefined });
   const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams);
-  const durable = createDurableParts(initial, logger, metrics, parts, teams);
+  const durable = createDurableParts(initial, logger, metrics, parts, teams, options.sqliteSiblings);
   const bufferBudget = createBufferBudget(initial, metrics, parts);
   parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });
   const { runtimeKeys, ownership, ledger } = durable;
@@ -174,7 +182,11 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     adminKeys: new AdminKeyAdmin(durable.handle, durable.runtimeAdmins, durable.adminKeySync, () => live.current.config.auth.admin.keys),
     ownership,
     trail: durable.trail,
-    reload,
+    reload: async (actor, requestId, actorRole) => {
+      const result = await reload(actor, requestId, actorRole);
+      options.onAdminReload?.();
+      return result;
+    },
     isDraining: () => draining,
     metricsPath: initial.metrics.port === null ? initial.metrics.path : null,
     fallback: (req, res) => live.current.route(req, res),
@@ -231,20 +243,21 @@ interface ReloadDeps {
  * file (or one the live configuration cannot be built from) changes nothing and is a 400.
  */
 function reloader(configPath: string | undefined, live: LiveConfiguration, parts: PartList, deps: ReloadDeps) {
-  return async (actor: string, requestId: string, actorRole?: string): Promise<ReloadResult> => {
+  // `echo`: another cluster worker did this reload and recorded it (audit, counter); this one only applies it.
+  return async (actor: string, requestId: string, actorRole?: string, echo = false): Promise<ReloadResult> => {
     try {
       if (configPath === undefined) throw new ConfigError('this gateway was not started from a config file: nothing to reload');
       const next = loadConfig(configPath);
       const { changed, restartRequired } = diffConfig(live.current.config, next);
       await parts.reconfigure(applicableConfig(live.current.config, next));
-      deps.metrics.recordConfigReload('ok');
-      deps.trail.record(actor, 'config.reload', 'config', 'ok', requestId, actorRole);
+      if (!echo) deps.metrics.recordConfigReload('ok');
+      if (!echo) deps.trail.record(actor, 'config.reload', 'config', 'ok', requestId, actorRole);
       deps.logger.info({ changed, restartRequired }, 'configuration reloaded');
       return { status: 'reloaded', changed, restartRequired };
     } catch (err) {
-      deps.metrics.recordConfigReload('error');
+      if (!echo) deps.metrics.recordConfigReload('error');
       const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
-      deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId, actorRole);
+      if (!echo) deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId, actorRole);
       throw errors.invalidConfig(message);
     }
   };

@@ -1,15 +1,27 @@
-import { createGateway, type Gateway } from './app.js';
+import cluster from 'node:cluster';
+import { createGateway } from './app.js';
+import { joinPrimary, startPrimary, workerCount } from './cluster/index.js';
 import { ConfigError, loadConfig } from './config/index.js';
+import { createLogger } from './observability/index.js';
 import { boundPort, closeListeners, openListeners } from './server.js';
 
-/** Start and stop only: load config, build the gateway, listen, reload on SIGHUP, drain on SIGTERM/SIGINT. */
+/**
+ * Start and stop only: load config, build the gateway, listen, reload on SIGHUP, drain on
+ * SIGTERM/SIGINT. With `server.workers` above 1 this process is the cluster's primary and
+ * the gateway runs in the workers it forks (src/cluster/).
+ */
 async function main(): Promise<void> {
   const configPath = process.env.TOLLGATE_CONFIG ?? 'config/default.yaml';
-  const gateway = await buildOrExit(configPath);
-  const { config, logger } = gateway;
+  const config = await orExit(configPath, () => loadConfig(configPath));
+  const workers = await orExit(configPath, () => workerCount(config));
+  if (cluster.isPrimary && workers > 1) return startPrimary({ workers, logger: createLogger(config.logging.level) });
+  const link = cluster.isWorker ? joinPrimary(config) : undefined;
+  const gateway = await orExit(configPath, () => createGateway(config, { configPath, ...link?.options }));
+  const { logger } = gateway;
   const listeners = await openListeners(gateway);
   logger.info({ host: config.server.host, port: boundPort(listeners.main), config: configPath }, 'tollgate listening');
   if (listeners.metrics) logger.info({ port: boundPort(listeners.metrics), path: config.metrics.path }, 'metrics listening');
+  link?.ready(gateway);
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -35,10 +47,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-/** The gateway, or exit 1 with the one-line message of a bad config (never a stack trace). */
-async function buildOrExit(configPath: string): Promise<Gateway> {
+/** `work`'s result, or exit 1 with the one-line message of a bad config (never a stack trace). */
+async function orExit<T>(configPath: string, work: () => T | Promise<T>): Promise<T> {
   try {
-    return await createGateway(loadConfig(configPath), { configPath });
+    return await work();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // Load errors name the file already; errors found while building (a bad PEM key) do not.

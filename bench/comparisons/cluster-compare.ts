@@ -37,7 +37,7 @@ export async function measureCluster(stack: Stack, singles: readonly Target[], s
   const singleOf = new Map<string, string>();
   for (const single of singles) {
     const store: Store = single.redis ? 'redis' : 'memory';
-    const cluster = await startGatewayTarget(stack, store, { name: `${single.name} ×${settings.workers}`, workers: settings.workers });
+    const cluster = await startGatewayTarget(stack, store, { name: `${single.name} ×${settings.workers} workers`, workers: settings.workers });
     singleOf.set(cluster.name, single.name);
     targets.push(single, cluster);
     clustered.push(cluster);

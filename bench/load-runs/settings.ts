@@ -12,7 +12,8 @@ import { parseArgs } from 'node:util';
  * Extra measurements, off by default (each adds a minute or more):
  *   --soak-rss/BENCH_SOAK_RSS=1 gateway RSS after 20,000 and 200,000 requests (fresh processes),
  *   --connections-sweep/BENCH_CONNECTIONS_SWEEP=1 CPU per request at 1, 32 and 256 connections,
- *   --cluster/BENCH_CLUSTER=1 one gateway process per core vs one process, both stores;
+ *   --cluster/BENCH_CLUSTER=1 one gateway process per core vs one process, both stores (without it,
+ *     every run measures gateway-redis with 2 workers vs 1 process);
  *   --workers/BENCH_CLUSTER_WORKERS processes per clustered gateway (available cores, at least 2).
  * Comparisons, off by default, each measured in its own interleaved rounds and printed as its own table:
  *   --baseline <dir>/BENCH_BASELINE=<dir> the gateway of another checkout of this repository

@@ -14,6 +14,8 @@ export const RESTART_REQUIRED: readonly string[] = [
   'server.maxConnections',
   'server.pressureHeadersTimeoutMs',
   'server.maxHeaderBytes',
+  // The primary forked its workers at start-up.
+  'server.workers',
   // The Redis store renews and lapses leases on the TTL it was built with.
   'rateLimits.concurrencyLeaseMs',
   'redis',

@@ -249,6 +249,8 @@ export const configSchema = z
         maxHeaderBytes: byteSize.default(60 * 1024),
         /** Chat bodies buffered at once across all requests; past it new chat requests get 503 overloaded. */
         maxBufferedBytes: byteSize.default(256 * 1024 ** 2),
+        /** Processes serving the port (node:cluster); `auto`: one per core. Restart-only. */
+        workers: z.union([positiveInt, z.literal('auto')]).default(1),
       })
       .strict()
       .superRefine((server, ctx) => {

@@ -11,6 +11,7 @@ export {
   type TeamProject,
   type UpstreamTargetState,
 } from './metrics.js';
+export { aggregateSeries, seriesOf, type ProcessSeries } from './cluster-metrics.js';
 export { createLogger, type Logger } from './logger.js';
 export { requestIdFor } from './request-id.js';
 export { createMetricsEndpoint } from './metrics-endpoint.js';

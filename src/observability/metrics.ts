@@ -117,6 +117,11 @@ export interface MetricsOptions {
   maxTeamProjects?: number;
   /** Distinct model names kept as labels before overflowing to `__other__` (default 200). */
   maxModels?: number;
+  /**
+   * Where the exposition text comes from, given this process's registry: by default that
+   * registry alone; a cluster worker answers with every worker's series aggregated.
+   */
+  exposition?: (local: Registry) => () => Promise<string>;
 }
 
 /** LLM calls range from a cached 5 ms answer to multi-minute generations; the top bucket matches proxy timeouts. */
@@ -216,6 +221,8 @@ function failureHandles(registry: Registry, readers: ScrapeTimeReaders) {
       help: 'Whether a target of an upstream takes traffic (1) or is ejected (0), by upstream and target (host:port).',
       labelNames: ['upstream', 'target'],
       registers: [registry],
+      // Across cluster workers (each ejects on its own): 0 when any of them has the target out.
+      aggregator: 'min',
       // Read at scrape time from the running configuration: a reload's removed targets disappear.
       collect() {
         this.reset();
@@ -421,6 +428,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const teamProject = teamProjectGuard(options.maxTeamProjects ?? 500);
   const modelLabel = modelGuard(options.maxModels ?? 200);
   const tokensOf = tokenCounters(handles);
+  const expose = options.exposition?.(registry) ?? (() => registry.metrics());
   let rendering: Promise<string> | null = null;
   return {
     registry,
@@ -463,7 +471,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordConnectionRefused: () => handles.connectionsRefused.inc(),
     async render() {
       // A burst of scrapes (several Prometheus replicas) costs one serialisation.
-      rendering ??= registry.metrics().finally(() => {
+      rendering ??= expose().finally(() => {
         rendering = null;
       });
       return { contentType: registry.contentType, body: await rendering };

@@ -1,3 +1,4 @@
+import type { SiblingChannel } from './core/change-feed.js';
 import type { DatabaseSettings, DurableStore, StoreChangeListener } from './core/durable-store.js';
 import { DatabaseUnavailableError } from './core/errors.js';
 import type { StoreLogger } from './core/logger.js';
@@ -10,6 +11,8 @@ export interface StoreHandleOptions {
   readonly logger: StoreLogger;
   /** Called once the store is open (at start, or later when the database came back); open() waits for it. */
   readonly onOpen?: (store: DurableStore) => Promise<unknown>;
+  /** The other workers on the same SQLite file (see ChangeFeed). */
+  readonly sqliteSiblings?: SiblingChannel;
 }
 
 /**
@@ -46,7 +49,7 @@ export class StoreHandle {
    */
   async open(): Promise<boolean> {
     try {
-      await this.opened(await openDurableStore(this.settings, { logger: this.options.logger }));
+      await this.opened(await openDurableStore(this.settings, { logger: this.options.logger, sqliteSiblings: this.options.sqliteSiblings }));
       return true;
     } catch (err) {
       if (!(err instanceof DatabaseUnavailableError)) throw err;
@@ -80,7 +83,7 @@ export class StoreHandle {
   private scheduleRetry(): void {
     if (this.closed) return;
     this.retryTimer = setTimeout(() => {
-      openDurableStore(this.settings, { logger: this.options.logger }).then(
+      openDurableStore(this.settings, { logger: this.options.logger, sqliteSiblings: this.options.sqliteSiblings }).then(
         (store) => void this.opened(store),
         (err: unknown) => {
           if (err instanceof DatabaseUnavailableError) this.scheduleRetry();

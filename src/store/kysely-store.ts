@@ -66,7 +66,7 @@ export class KyselyDurableStore implements Store.DurableStore {
           await sql`rollback`.execute(conn).catch(() => undefined);
           throw error;
         }
-        for (const change of outcome.changes) feed.emit(change);
+        for (const change of outcome.changes) feed.committed(change);
         return outcome.value;
       }),
     );

@@ -1,4 +1,5 @@
 import type { DatabaseSettings, DurableStore } from './core/durable-store.js';
+import type { SiblingChannel } from './core/change-feed.js';
 import { silentLogger, type StoreLogger } from './core/logger.js';
 import { KyselyDurableStore } from './kysely-store.js';
 import { openPostgresBackend } from './postgres/postgres-backend.js';
@@ -12,6 +13,8 @@ export interface OpenStoreOptions {
   listenCheckIntervalMs?: number;
   /** How often a worker thread checkpoints the SQLite file's WAL (default 1000). */
   sqliteCheckpointIntervalMs?: number;
+  /** Processes of this host on the same SQLite file (cluster workers): each committed change reaches them. */
+  sqliteSiblings?: SiblingChannel;
 }
 
 const DEFAULT_TIMEOUT_MS = 2000;
@@ -26,7 +29,7 @@ const DEFAULT_POOL_SIZE = 10;
 export async function openDurableStore(settings: DatabaseSettings, options: OpenStoreOptions = {}): Promise<DurableStore> {
   const logger = options.logger ?? silentLogger;
   const timeoutMs = settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (settings.url === '') return new KyselyDurableStore(await openSqliteBackend(settings.path, timeoutMs, logger, options.sqliteCheckpointIntervalMs));
+  if (settings.url === '') return new KyselyDurableStore(await openSqliteBackend(settings.path, timeoutMs, logger, options.sqliteCheckpointIntervalMs, options.sqliteSiblings));
   const backend = await openPostgresBackend(
     {
       url: settings.url,

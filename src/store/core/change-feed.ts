@@ -16,6 +16,12 @@ function isStoreChange(value: unknown): value is StoreChange {
   return typeof kind === 'string' && KINDS.has(kind) && (kind === 'resync' || typeof id === 'string');
 }
 
+/** Carries encoded changes between processes that share one database file (see ChangeFeed). */
+export interface SiblingChannel {
+  send(payload: string): void;
+  subscribe(listener: (payload: string) => void): void;
+}
+
 /**
  * The listeners of one store instance. A local write reaches them directly once it has
  * committed; a write by another instance arrives as a NOTIFY payload, and this instance's own
@@ -26,7 +32,22 @@ export class ChangeFeed {
   private readonly origin = randomUUID();
   private readonly listeners = new Set<StoreChangeListener>();
 
-  constructor(private readonly logger: StoreLogger) {}
+  /**
+   * `siblings`: processes sharing this database without a NOTIFY of their own (workers on one
+   * SQLite file), told of each committed local change as an encoded payload they `receive()`.
+   */
+  constructor(
+    private readonly logger: StoreLogger,
+    private readonly siblings?: SiblingChannel,
+  ) {
+    siblings?.subscribe((payload) => this.receive(payload));
+  }
+
+  /** A local write committed: its listeners here hear it now, sibling processes through their channel. */
+  committed(change: StoreChange): void {
+    this.emit(change);
+    this.siblings?.send(this.encode(change));
+  }
 
   subscribe(listener: StoreChangeListener): () => void {
     // A wrapper per subscription: the same function subscribed twice is called twice, and each unsubscribe removes one.

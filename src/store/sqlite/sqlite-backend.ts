@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { ChangeFeed } from '../core/change-feed.js';
+import { ChangeFeed, type SiblingChannel } from '../core/change-feed.js';
 import { sqliteDialect } from '../core/dialect.js';
 import { DatabaseUnavailableError } from '../core/errors.js';
 import type { StoreLogger } from '../core/logger.js';
@@ -78,8 +78,8 @@ function checkpointOffTheEventLoop(file: Sqlite.Database, path: string, interval
   });
 }
 
-/** The embedded store: one file, one connection, one instance (changes are only announced locally). */
-export async function openSqliteBackend(path: string, timeoutMs: number, logger: StoreLogger, checkpointIntervalMs = 1000): Promise<StoreBackend> {
+/** The embedded store: one file, one connection; changes are announced locally and to `siblings` (workers on the same file). */
+export async function openSqliteBackend(path: string, timeoutMs: number, logger: StoreLogger, checkpointIntervalMs = 1000, siblings?: SiblingChannel): Promise<StoreBackend> {
   const file = openFile(path, timeoutMs);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
   let appliedMigrations: number[];
@@ -95,7 +95,7 @@ export async function openSqliteBackend(path: string, timeoutMs: number, logger:
     dialect: sqliteDialect,
     insertLedgerValues: ledgerInserter(file),
     timeoutMs,
-    feed: new ChangeFeed(logger),
+    feed: new ChangeFeed(logger, siblings),
     appliedMigrations,
     classifyFailure: sqliteFailure,
     release: () => checkpointer?.stop() ?? Promise.resolve(),

@@ -31,6 +31,7 @@ describe('parseConfig', () => {
       pressureHeadersTimeoutMs: 2000,
       maxHeaderBytes: 60 * 1024,
       maxBufferedBytes: 256 * 1024 * 1024,
+      workers: 1,
     });
     expect(config.upstreams.service).toEqual({
       url: 'http://svc:9000',
