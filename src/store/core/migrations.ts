@@ -183,6 +183,15 @@ async function addTeamsAndAdminKeys(db: Kysely<Database>, c: ColumnTypes): Promi
   await db.schema.alterTable('audit_log').addColumn('actor_role', c.text).execute();
 }
 
+/**
+ * Version 5 (SPEC 18): the trace of each ledger row's request, null when tracing was off. Only
+ * adds a nullable column, so it applies in any order with the steps around it (version 4 comes
+ * from another change and may be applied after it).
+ */
+async function addLedgerTraceId(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema.alterTable('ledger').addColumn('trace_id', c.text).execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -203,6 +212,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     description: 'teams, admin keys made at runtime, the actor role of audit entries',
     up: addTeamsAndAdminKeys,
+  },
+  {
+    version: 5,
+    description: 'the trace id of each ledger row',
+    up: addLedgerTraceId,
   },
 ];
 
