@@ -1,8 +1,16 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway, type Gateway } from '../../../src/app.js';
 import { utcDay } from '../../../src/calendar.js';
+import { createGatewayServer } from '../../../src/server.js';
+import { startInferenceHost } from '../../fixtures/inference-host.js';
+import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type ReceivedSpan } from '../../fixtures/otlp-receiver.js';
-import { metricValue, startStack } from '../../helpers/gateway.js';
+import { metricValue, startStack, testConfig } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 
 /** SPEC 18: spans the SDK sends to an OTLP/HTTP collector, as the collector decodes them. */
@@ -251,5 +259,102 @@ describe('a collector that is down, failing or slow', () => {
     const res = await chat(stack, {});
     expect(res.status).toBe(200);
     expect(await droppedPast(before)).toBeGreaterThan(before);
+  });
+});
+
+describe('a full export queue', () => {
+  let receiver: OtlpReceiver;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    receiver.mode = 'slow';
+    // Two spans waiting at most, and a collector that holds the first export: the rest must be dropped, not held.
+    stack = await startStack(tracingConfig(receiver, { maxQueueSize: 2 }));
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await stack.close();
+  });
+
+  it('drops the spans past it and counts them, while requests are answered', async () => {
+    for (let i = 0; i < 3; i++) expect((await chat(stack, {})).status).toBe(200);
+    await stack.gw.gateway.settled();
+    // 3 requests x 5 spans (server, auth, validate, limits, client); at most 2 exported and 2 queued.
+    for (;;) {
+      const dropped = await metricValue(stack.gw.url, 'tollgate_trace_spans_dropped_total');
+      if (dropped >= 11) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(receiver.spans).toEqual([]);
+  });
+});
+
+describe('trace ids on log lines, and tracing off', () => {
+  let receiver: OtlpReceiver;
+  let service: FakeUpstream;
+  let inference: FakeUpstream;
+  const lines: Array<Record<string, unknown>> = [];
+  const gateways: Array<{ gateway: Gateway; close(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    service = await startTrainingService();
+    inference = await startInferenceHost();
+  });
+  afterAll(async () => {
+    for (const gw of gateways) await gw.close();
+    await Promise.all([service.close(), inference.close(), receiver.close()]);
+  });
+
+  async function start(overrides: Record<string, unknown>): Promise<string> {
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    const config = testConfig({ service: service.url, inference: inference.url }, overrides);
+    const gateway = await createGateway(config, { logger: pino({ level: 'info' }, sink) });
+    const server = createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    gateways.push({
+      gateway,
+      async close() {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await gateway.close();
+      },
+    });
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  const send = (url: string, requestId: string, headers: Record<string, string> = {}) =>
+    request(url)
+      .post('/v1/chat/completions')
+      .set('authorization', bearer(KEYS.teamA))
+      .set('content-type', 'application/json')
+      .set('x-request-id', requestId)
+      .set(headers)
+      .send(JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }));
+
+  it("writes the request's trace_id on its log line", async () => {
+    const url = await start(tracingConfig(receiver));
+    const traceId = 'dddd1111dddd1111dddd1111dddd1111';
+    expect((await send(url, 'traced-log', { traceparent: `00-${traceId}-${CLIENT_SPAN}-01` })).status).toBe(200);
+    await gateways.at(-1)!.gateway.settled();
+    expect(lines.find((line) => line.requestId === 'traced-log')).toMatchObject({ msg: 'request', trace_id: traceId });
+  });
+
+  it('off: no span, no trace_id, and the client traceparent passes to the upstream as it came', async () => {
+    const url = await start({ tracing: { enabled: false, endpoint: receiver.url } });
+    const traceparent = `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`;
+    expect((await send(url, 'untraced', { traceparent })).status).toBe(200);
+    await gateways.at(-1)!.gateway.settled();
+    expect(service.requests.at(-1)!.headers.traceparent).toBe(traceparent);
+    const line = lines.find((l) => l.requestId === 'untraced')!;
+    expect(line.msg).toBe('request');
+    expect('trace_id' in line).toBe(false);
+    expect(receiver.spans.filter((span) => span.traceId === CLIENT_TRACE)).toEqual([]);
   });
 });
