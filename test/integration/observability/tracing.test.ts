@@ -60,7 +60,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    stack = await startStack(tracingConfig(receiver));
+    stack = await startStack({ ...tracingConfig(receiver), rateLimits: { projects: { 'team-b/*': { rpm: 1 } } } });
   });
   afterAll(async () => {
     await stack.close();
@@ -160,6 +160,34 @@ describe('tracing to an OTLP/HTTP collector', () => {
     expect(server.attributes).toMatchObject({ 'http.response.status_code': 401, 'error.type': res.body.error.code });
     expect(server.statusCode).toBe(0);
     expect(spans.map((s) => s.name).sort()).toEqual(['POST /v1/chat/completions', 'auth']);
+  });
+
+  it('shows the limits that applied and the decision: admitted, then refused with the 429 reason', async () => {
+    const send = (traceId: string) =>
+      request(stack.gw.url)
+        .post('/v1/chat/completions')
+        .set('authorization', bearer(KEYS.teamB))
+        .set('content-type', 'application/json')
+        .set('traceparent', `00-${traceId}-${CLIENT_SPAN}-01`)
+        .send(JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }));
+    const admitted = 'eeee0000000000000000000000000001';
+    const refused = 'eeee0000000000000000000000000002';
+    expect((await send(admitted)).status).toBe(200);
+    const res = await send(refused);
+    expect(res.status).toBe(429);
+    expect(byName(await traceOf(receiver, admitted), 'limits').attributes).toMatchObject({
+      'tollgate.limits.decision': 'admitted',
+      'tollgate.limits.scopes': ['project'],
+      'tollgate.limits.checks': ['project:rpm'],
+    });
+    const spans = await traceOf(receiver, refused);
+    expect(byName(spans, 'limits').attributes).toMatchObject({
+      'tollgate.limits.decision': 'refused',
+      'error.type': res.body.error.code,
+      'tollgate.refusal.reason': res.body.error.message,
+    });
+    expect(byName(spans, 'POST /v1/chat/completions').attributes).toMatchObject({ 'http.response.status_code': 429, 'error.type': res.body.error.code });
+    expect(spans.some((s) => s.kind === SPAN_KIND.client)).toBe(false);
   });
 
   it('marks a failed upstream hop as an error on the SERVER span', async () => {
