@@ -112,6 +112,11 @@ export class RequestTrace {
   private watch: ReplyWatch | undefined;
   private call: UpstreamCall | undefined;
   private refusal: unknown;
+  /**
+   * Whether the request was sampled. Every sampler decides a trace as one (by its parent, or by
+   * its trace id), so an unsampled request's steps would be unsampled too: they get no span.
+   */
+  private readonly recording: boolean;
 
   constructor(
     private readonly tracing: Tracing,
@@ -119,10 +124,12 @@ export class RequestTrace {
     private readonly context: Context,
   ) {
     this.traceId = server.spanContext().traceId;
+    this.recording = server.isRecording();
   }
 
   /** Runs one step under a span of its name; a step that refuses the request leaves its reason on the span. */
   async step<T>(name: StepName, work: () => Promise<T>, describe?: (result: T) => Attributes): Promise<T> {
+    if (!this.recording) return work();
     const span = this.tracing.span(name, SpanKind.INTERNAL, this.context);
     try {
       const result = await work();
@@ -140,6 +147,9 @@ export class RequestTrace {
   /** Starts the CLIENT span of the upstream hop (`chat <model>` with the GenAI conventions on chat routes). */
   startUpstream(call: UpstreamCall): void {
     this.call = call;
+    // Unsampled: the upstream is sent the SERVER span's context (its trace id, not sampled), and
+    // only the GenAI metrics, if on, need the hop's timing.
+    if (!this.recording && !this.tracing.settings.metrics) return;
     const { chat } = call;
     const attributes: Attributes = { 'http.request.method': call.method, 'tollgate.upstream': call.upstream };
     if (chat) {

@@ -374,6 +374,22 @@ describe('trace ids on log lines, and tracing off', () => {
     expect(lines.find((line) => line.requestId === 'traced-log')).toMatchObject({ msg: 'request', trace_id: traceId });
   });
 
+  it('at sampleRatio 0: an unsampled trace id goes upstream and on the log line; a sampled caller is still traced (parent-based)', async () => {
+    const url = await start(tracingConfig(receiver, { sampleRatio: 0 }));
+    expect((await send(url, 'unsampled')).status).toBe(200);
+    const [version, traceId, spanId, flags] = (service.requests.at(-1)!.headers.traceparent as string).split('-');
+    expect([version, flags]).toEqual(['00', '00']);
+    expect(spanId).toMatch(/^[0-9a-f]{16}$/);
+    await gateways.at(-1)!.gateway.settled();
+    expect(lines.find((line) => line.requestId === 'unsampled')).toMatchObject({ trace_id: traceId });
+
+    const sampled = 'ffff0000ffff0000ffff0000ffff0000';
+    expect((await send(url, 'sampled-parent', { traceparent: `00-${sampled}-${CLIENT_SPAN}-01` })).status).toBe(200);
+    const spans = await receiver.spansWhere((span) => span.traceId === sampled && span.kind === SPAN_KIND.server);
+    expect(spans[0]!.parentSpanId).toBe(CLIENT_SPAN);
+    expect(receiver.spans.filter((span) => span.traceId === traceId)).toEqual([]);
+  });
+
   it('off: no span, no trace_id, and the client traceparent passes to the upstream as it came', async () => {
     const url = await start({ tracing: { enabled: false, endpoint: receiver.url } });
     const traceparent = `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`;
