@@ -17,6 +17,7 @@ import { BufferBudget } from './proxy/index.js';
 import { connectRedis } from './redis/index.js';
 import { StoreHandle, type SiblingChannel } from './store/index.js';
 import { startTeamSync, TeamAdmin, TeamDirectory } from './teams/index.js';
+import { createTracing, type Tracing } from './tracing/index.js';
 
 /** How long start-up waits for the shared store before serving without it. */
 const STORE_CONNECT_WAIT_MS = 3000;
@@ -163,7 +164,8 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
   const bufferBudget = createBufferBudget(initial, metrics, parts);
   parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });
   const { runtimeKeys, ownership, ledger } = durable;
-  const services: Services = { logger, metrics, limiter, ledger, runtimeKeys, runtimeAdmins: durable.runtimeAdmins, teams, ownership, bufferBudget, authFailureLimit };
+  const tracing = createTracingPart(initial, metrics, parts);
+  const services: Services = { logger, metrics, limiter, ledger, runtimeKeys, runtimeAdmins: durable.runtimeAdmins, teams, ownership, bufferBudget, authFailureLimit, tracing };
 
   await durable.handle.open();
   const live = parts.add('live configuration', (config) => config, await LiveConfiguration.build(initial, services));
@@ -221,6 +223,16 @@ function createBufferBudget(config: Pick<Config, 'server'>, metrics: Metrics, pa
   metrics.watchBufferedBytes(() => budget.used);
   parts.add('buffer budget', (next) => next.server.maxBufferedBytes, { reconfigure: (max) => void (budget.max = max), close: () => undefined });
   return budget;
+}
+
+/**
+ * The tracer (SPEC 18), when `tracing.enabled`: built before the live configuration, so it closes
+ * after the requests in flight have ended their spans, sending what is batched until the deadline.
+ */
+function createTracingPart(config: Config, metrics: Metrics, parts: PartList): Tracing | undefined {
+  const tracing = createTracing(config.tracing, { spansDropped: (count) => metrics.recordTraceSpansDropped(count) });
+  if (tracing) parts.add('tracing', NO_SLICE, { close: (deadline) => tracing.close(deadline) });
+  return tracing;
 }
 
 /** Where the listener's connection registry reports (SPEC 15 pressure): gauges and counters. */

@@ -8,6 +8,7 @@ import { createPriceBook, type Ledger, type PriceBook } from './metering/index.j
 import { createMetricsEndpoint, type Logger, type Metrics, type UpstreamTargetState } from './observability/index.js';
 import { OwnershipGuard, ownershipPolicy, type OwnershipRegistry } from './ownership/index.js';
 import { createV1Handler, type V1Handler } from './pipeline/index.js';
+import type { Tracing } from './tracing/index.js';
 import { configRouteSpec, createRouteTable, createUpstream, resolveRoute, ROUTES, unguardedRoutes, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
 import { createChatBodyChecker, type ChatBodyChecker } from './validation/index.js';
 
@@ -26,6 +27,8 @@ export interface Services {
   readonly bufferBudget: BufferBudget;
   /** Bad-credential counts per client address: they outlive reloads. */
   readonly authFailureLimit: AuthFailureLimit;
+  /** The tracer, built once at start-up when `tracing.enabled` (a reload cannot change it). */
+  readonly tracing: Tracing | undefined;
 }
 
 /**

@@ -19,7 +19,8 @@ import { parseArgs } from 'node:util';
  *   --baseline <dir>/BENCH_BASELINE=<dir> the gateway of another checkout of this repository
  *     (its own bench target) as baseline-memory and baseline-redis, beside gateway-*,
  *   --ledger-cost/BENCH_LEDGER_COST=1 gateway-redis with the usage ledger on and off,
- *   --events/BENCH_EVENTS=1 clients polling a training job's events instead of chatting.
+ *   --events/BENCH_EVENTS=1 clients polling a training job's events instead of chatting,
+ *   --tracing/BENCH_TRACING=1 gateway-redis with tracing off and on (ratio 1.0, every span exported).
  */
 
 const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
@@ -36,6 +37,7 @@ export interface Settings extends Record<Numeric, number> {
   readonly baseline: string | undefined;
   readonly ledgerCost: boolean;
   readonly events: boolean;
+  readonly tracing: boolean;
 }
 
 const FLAGS = {
@@ -53,6 +55,7 @@ const FLAGS = {
   baseline: { type: 'string' },
   'ledger-cost': { type: 'boolean' },
   events: { type: 'boolean' },
+  tracing: { type: 'boolean' },
 } as const;
 
 function positive(name: string, raw: string | undefined, fallback: number, minimum = 1): number {
@@ -67,7 +70,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
     numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' ? 0 : 1);
   }
-  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events'): boolean =>
+  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events' | 'tracing'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
   const workers = Math.round(positive('workers', values.workers ?? process.env.BENCH_CLUSTER_WORKERS, Math.max(2, availableParallelism()), 2));
   const extras = {
@@ -77,6 +80,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
     cluster: flag('cluster'),
     ledgerCost: flag('ledger-cost'),
     events: flag('events'),
+    tracing: flag('tracing'),
   };
   const baselineDir = values.baseline ?? process.env.BENCH_BASELINE;
   const baseline = baselineDir === undefined || baselineDir === '' ? undefined : resolve(baselineDir);

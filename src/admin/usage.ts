@@ -39,7 +39,7 @@ function usageRow(aggregate: UsageAggregate): Record<string, string | number> {
 }
 
 /** A ledger row as the API answers it (SPEC 14.1): `id` is the gateway's, unique; `request_id` the client's. */
-function ledgerRow(row: LedgerRow): Record<string, string | number | boolean> {
+function ledgerRow(row: LedgerRow): Record<string, string | number | boolean | null> {
   return {
     id: row.id,
     request_id: row.requestId,
@@ -58,6 +58,7 @@ function ledgerRow(row: LedgerRow): Record<string, string | number | boolean> {
     estimated: row.estimated,
     request_bytes: row.requestBytes,
     duration_ms: row.durationMs,
+    trace_id: row.traceId,
   };
 }
 

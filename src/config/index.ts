@@ -3,12 +3,14 @@ import { UPSTREAMS } from './upstreams.js';
 import { parseDocument } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 import { firstIssueInWords } from './zod-issue.js';
+import { applyOtelEnv } from './tracing.js';
 
 export { ADMIN_ROLES, adminRoleSchema, keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
 
 export { RESOURCE_KIND_PATTERN, type RouteConfig } from './routes.js';
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
 export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
+export type { SamplerName, TracingConfig } from './tracing.js';
 export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 
 /** A configuration problem: one line naming the key path and what is wrong. */
@@ -59,6 +61,7 @@ function applyOverrides(raw: Record<string, unknown>, env: Env): void {
   if (env.REDIS_URL) section('redis').url = env.REDIS_URL;
   if (env.DATABASE_URL) section('database').url = env.DATABASE_URL;
   if (env.LOG_LEVEL) section('logging').level = env.LOG_LEVEL;
+  applyOtelEnv(section('tracing'), env);
 }
 
 /** Parses and validates a YAML config text. Throws ConfigError with a one-line message. */

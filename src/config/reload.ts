@@ -23,6 +23,8 @@ export const RESTART_REQUIRED: readonly string[] = [
   'metrics.port',
   'metrics.path',
   'metrics.maxTeamProjects',
+  // The tracer provider and its exporter are built once, at start-up.
+  'tracing',
 ];
 
 export interface ConfigChanges {

@@ -5,6 +5,7 @@ import { defaultProjectOf, defaultProjectRefusal } from '../projects/default.js'
 import { NAME_PATTERN, NAME_RULE } from '../projects/name.js';
 import { ownershipPolicy } from '../ownership/policy.js';
 import { checkRoutes, routesSchema } from './routes.js';
+import { tracingSchema } from './tracing.js';
 
 /** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
 const byteSize = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
@@ -367,6 +368,7 @@ export const configSchema = z
       .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
       .strict()
       .prefault({}),
+    tracing: tracingSchema,
   })
   .strict()
   .superRefine((config, ctx) => {

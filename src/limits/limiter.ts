@@ -47,6 +47,8 @@ export interface Admission {
    * the concurrency slot. Idempotent; never throws; never blocks the response.
    */
   finish(spent: Spent): void;
+  /** The limits that applied (absent: none did); what a trace shows of the decision. */
+  readonly checks?: readonly Pick<Check, 'scope' | 'limit'>[];
 }
 
 export interface Limiter {

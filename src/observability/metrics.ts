@@ -74,6 +74,8 @@ export interface Metrics {
   recordDatabaseError(): void;
   /** A usage ledger row was given up: the database was away past the buffer. */
   recordUsageRowDropped(): void;
+  /** Spans the tracer gave up: its export queue was full, or the collector failed or timed out (SPEC 18). */
+  recordTraceSpansDropped(count: number): void;
   recordConfigReload(result: 'ok' | 'error'): void;
   /** A request refused because the resource (model or training job) is not the caller's team's. */
   /** `kind`: model, training_job or a kind a config route names (a bounded set: the configuration's). */
@@ -246,6 +248,9 @@ function failureHandles(registry: Registry, readers: ScrapeTimeReaders) {
       []),
     usageRowsDropped: counter(registry, 'tollgate_usage_rows_dropped_total',
       'Usage ledger rows given up because the database was away longer than the bounded buffer could hold (each is also logged).',
+      []),
+    traceSpansDropped: counter(registry, 'tollgate_trace_spans_dropped_total',
+      'Spans given up by the tracer: its export queue was full, or the collector was down, slow or refused them. Requests are never held for a span.',
       []),
     configReloads: counter(registry, 'tollgate_config_reloads_total',
       'Configuration reloads (SIGHUP or POST /admin/config/reload), by result: ok, or error (the running configuration stayed).',
@@ -459,6 +464,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordStoreError: (store) => handles.storeErrors.inc({ store }),
     recordDatabaseError: () => handles.databaseErrors.inc(),
     recordUsageRowDropped: () => handles.usageRowsDropped.inc(),
+    recordTraceSpansDropped: (count) => handles.traceSpansDropped.inc(count),
     recordConfigReload: (result) => handles.configReloads.inc({ result }),
     recordOwnershipDenial: (kind) => handles.ownershipDenials.inc({ kind }),
     watchBufferedBytes(read) {

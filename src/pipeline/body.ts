@@ -84,6 +84,8 @@ async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Pr
     // chunked request's transfer-encoding, hop-by-hop, is dropped when forwarding).
     headers: { 'accept-encoding': 'identity', 'content-length': String(facts.forwardBytes.length) },
     open: () => new BufferedBody(facts.forwardBytes),
+    // The client's bytes, for a trace's gen_ai.request.* (read only when a span records).
+    raw,
     release,
     bytes: raw.length,
   };

@@ -21,6 +21,8 @@ export interface RouteChain {
   readonly readBody: (req: IncomingMessage, caller: Caller) => Promise<PreparedBody>;
   /** The ownership step: what to do with the upstream's answer, if anything (nothing where ownership is off). */
   readonly checkOwnership: (req: IncomingMessage, caller: Caller, body: PreparedBody) => Promise<AnswerRule | undefined>;
+  /** Whether the route checks ownership at all (a trace shows the step only where it does). */
+  readonly ownershipChecked: boolean;
   /** What an admitted request reserves; undefined on a route that is not limited. */
   readonly reserve: ((chat: ChatTerms | undefined) => Reserve) | undefined;
   /** The metering tap for a 200 reply of a route metered by its tokens; undefined elsewhere. */
@@ -66,6 +68,7 @@ export function buildRouteChains(routes: readonly RouteSpec[], deps: ChainDeps):
       route,
       readBody: readerFor(route, deps.bodies, guard),
       checkOwnership: guard ? (req, caller, body) => checkOwnership(guard, route, req, caller, body) : () => Promise.resolve(undefined),
+      ownershipChecked: guard !== undefined,
       reserve: route.limited ? reserve : undefined,
       meter: route.metering === 'tokens' ? meterTokens : unmetered,
     });

@@ -2,6 +2,7 @@ import { chargeFor, type Charge, type Ledger, type PriceBook } from '../metering
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/index.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
+import { outcomeOf } from './traced.js';
 
 export interface CompletionDeps {
   readonly metrics: Metrics;
@@ -30,6 +31,7 @@ export function completeExchange(exchange: Exchange, deps: CompletionDeps): void
   exchange.admission?.finish({ tokens: charge.usage.total_tokens, costNanos: charge.costNanos });
   if (exchange.route.limited) recordInLedger(exchange, model, charge, deps, durationSeconds);
   if (leg) countUsage(exchange, model, charge, deps);
+  exchange.trace?.finish(outcomeOf(exchange, leg ? charge : undefined));
   logExchange(exchange, leg ? charge : undefined, deps, durationSeconds);
 }
 
@@ -60,7 +62,7 @@ function reportInvalidUsage(exchange: Exchange, logger: Logger): void {
   if (now - invalidUsageLoggedAt < INVALID_USAGE_LOG_MS) return;
   invalidUsageLoggedAt = now;
   logger.warn(
-    { requestId: exchange.id, route: exchange.route.template, upstream: exchange.route.upstream },
+    { requestId: exchange.id, trace_id: exchange.trace?.traceId, route: exchange.route.template, upstream: exchange.route.upstream },
     'the upstream reported usage that cannot be right (negative, fractional or over 10^9 tokens): ignored, the request is charged an estimate (logged at most once a minute)',
   );
 }
@@ -91,6 +93,7 @@ function recordInLedger(exchange: Exchange, model: string, charge: Charge, deps:
     estimated: charge.estimated,
     requestBytes: exchange.body?.bytes ?? 0,
     durationMs: Math.round(durationSeconds * 1000),
+    traceId: exchange.trace?.traceId ?? null,
   });
 }
 
@@ -118,6 +121,7 @@ function logExchange(exchange: Exchange, charge: Charge | undefined, deps: Compl
   deps.logger.info(
     {
       requestId: exchange.id,
+      trace_id: exchange.trace?.traceId,
       route: route.template,
       method: exchange.method,
       status: exchange.status,

@@ -3,6 +3,7 @@ import type { Admission } from '../limits/index.js';
 import type { TapResult } from '../metering/index.js';
 import type { RouteMetrics } from '../observability/index.js';
 import type { ForwardHandle, RouteSpec } from '../proxy/index.js';
+import type { RequestTrace } from '../tracing/index.js';
 import type { Caller, ChatTerms, PreparedBody } from './values.js';
 
 export type { Caller, ChatTerms } from './values.js';
@@ -38,6 +39,8 @@ export class Exchange {
   leg?: UpstreamLeg;
   /** The code of the refusal or failure that answered it (for the log line). */
   errorCode?: string;
+  /** Its spans, when tracing is on (nothing is built for a request otherwise). */
+  trace: RequestTrace | undefined = undefined;
 
   constructor(
     readonly id: string,

@@ -14,8 +14,9 @@ export interface FailureDeps {
  */
 export function failExchange(exchange: Exchange, err: unknown, deps: FailureDeps): void {
   const error = asGatewayError(err);
-  if (error.status === 500) deps.logger.error({ requestId: exchange.id, err }, 'unhandled error');
+  if (error.status === 500) deps.logger.error({ requestId: exchange.id, trace_id: exchange.trace?.traceId, err }, 'unhandled error');
   exchange.errorCode = error.code;
+  exchange.trace?.refused(error);
   deps.metrics.recordRefusal(error);
   if (error instanceof ValidationError) exchange.metrics.validationFailures.inc();
   const { res } = exchange;

@@ -41,6 +41,12 @@ function prepareRequestHeaders(req: IncomingMessage, exchange: Exchange, body: P
   const headers = forwardableHeaders(req.headers, untrusted);
   if (body.headers) for (const name in body.headers) headers[name] = body.headers[name];
   headers['x-request-id'] = exchange.id;
+  if (exchange.trace) {
+    // The upstream continues the gateway's trace, not the client's header as it came (possibly malformed).
+    delete headers.traceparent;
+    delete headers.tracestate;
+    exchange.trace.injectInto(headers);
+  }
   if (upstream.identityHeaders && exchange.caller) {
     const { principal, project } = exchange.caller;
     addIdentityHeaders(headers, { team: project.team, project: project.project, keyId: principal.id });
@@ -53,6 +59,8 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbou
   const { route, res } = exchange;
   const { body, ownHeaders, answer } = outbound;
   const upstream = deps.upstreams[route.upstream];
+  const { chat } = body;
+  exchange.trace?.startUpstream({ upstream: route.upstream, method: exchange.method, chat: chat && { model: chat.model, raw: body.raw } });
   prepareRequestHeaders(req, exchange, body, upstream, deps.untrustedHeaders);
   const stream = body.open((err) => {
     exchange.leg?.handle.abort();
@@ -70,6 +78,7 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbou
     onResponse(upstreamResponse) {
       leg.respondedAt = performance.now();
       leg.upstreamStatus = upstreamResponse.statusCode;
+      exchange.trace?.upstreamAnswered(upstreamResponse.statusCode ?? 0);
       exchange.metrics.ttfb.observe((leg.respondedAt - sentAt) / 1000);
       const status = upstreamResponse.statusCode ?? 502;
       if (answer?.buffered && status >= 200 && status < 300) {
@@ -87,7 +96,8 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbou
 }
 
 function relay(upstreamResponse: IncomingMessage, exchange: Exchange, leg: UpstreamLeg, outbound: Outbound, idleTimeoutMs: number, deps: ForwardDeps): void {
-  const tap = upstreamResponse.statusCode === 200 ? outbound.meter(upstreamResponse, outbound.body.chat) : undefined;
+  let tap = upstreamResponse.statusCode === 200 ? outbound.meter(upstreamResponse, outbound.body.chat) : undefined;
+  if (tap && exchange.trace) tap = exchange.trace.watchReply(tap, isEventStream(upstreamResponse.headers['content-type']));
   relayResponse(upstreamResponse, exchange.res, outbound.ownHeaders, tap, idleTimeoutMs, ({ completed, stalled, tapResult }) => {
     leg.completed = completed;
     leg.seen = tapResult;
@@ -97,6 +107,8 @@ function relay(upstreamResponse: IncomingMessage, exchange: Exchange, leg: Upstr
     }
   });
 }
+
+const isEventStream = (contentType: string | undefined): boolean => contentType?.toLowerCase().startsWith('text/event-stream') ?? false;
 
 /** A creation's answer is tiny: this is as much as the gateway reads of one before giving up on it. */
 const MAX_CREATION_ANSWER_BYTES = 1024 ** 2;

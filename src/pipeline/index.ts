@@ -6,6 +6,7 @@ import { requestIdFor } from '../observability/index.js';
 import { resolveProject } from '../projects/index.js';
 import { CLIENT_FORWARDING_HEADERS, IDENTITY_HEADERS, type BufferBudget, type RouteSpec, type RouteTable, type Upstream, type UpstreamName } from '../proxy/index.js';
 import type { OwnershipGuard } from '../ownership/index.js';
+import type { Tracing } from '../tracing/index.js';
 import type { ChatBodyChecker } from '../validation/index.js';
 import { bodySettings } from './body.js';
 import { buildRouteChains, type RouteChain } from './chain.js';
@@ -13,6 +14,7 @@ import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange } from './exchange.js';
 import { failExchange } from './fail.js';
 import { forwardExchange, type ForwardDeps } from './forward.js';
+import { describeAdmission, traced } from './traced.js';
 import type { Caller } from './values.js';
 
 /** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
@@ -31,6 +33,8 @@ export interface PipelineDeps extends CompletionDeps {
   readonly ownership: OwnershipGuard | undefined;
   /** The routes to build chains for. */
   readonly routes: RouteTable;
+  /** Spans for every request, when `tracing.enabled` (SPEC 18); undefined: none are made. */
+  readonly tracing: Tracing | undefined;
 }
 
 export interface V1Handler {
@@ -55,13 +59,16 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const forwarding = forwardingOf(deps, fail);
   const identify = identifier(deps);
 
+  // Each step runs under its span here (traced), not inside the step: with tracing off it is just called.
   const run = async (req: IncomingMessage, exchange: Exchange, chain: RouteChain): Promise<void> => {
-    const caller = (exchange.caller = await identify(req));
-    const body = (exchange.body = await chain.readBody(req, caller));
-    const answer = await chain.checkOwnership(req, caller, body);
+    const { trace } = exchange;
+    const caller = (exchange.caller = await traced(trace, 'auth', () => identify(req)));
+    const body = (exchange.body = await traced(trace, 'validate', () => chain.readBody(req, caller)));
+    const answer = await (chain.ownershipChecked ? traced(trace, 'ownership', () => chain.checkOwnership(req, caller, body)) : undefined);
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
     if (chain.reserve) {
-      const admission = (exchange.admission = await deps.limiter.admit({ ...caller, ...chain.reserve(body.chat) }));
+      const reserve = chain.reserve(body.chat);
+      const admission = (exchange.admission = await traced(trace, 'limits', () => deps.limiter.admit({ ...caller, ...reserve }), describeAdmission));
       Object.assign(ownHeaders, admission.headers);
     }
     forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);
@@ -71,6 +78,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   return {
     handle(req, res, route) {
       const exchange = openExchange(req, res, route, deps.metrics);
+      if (deps.tracing) exchange.trace = deps.tracing.startRequest(req, route.template, exchange.method);
       open.add();
       res.once('close', () => {
         completeExchange(exchange, deps);

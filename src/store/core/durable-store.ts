@@ -146,6 +146,8 @@ export interface LedgerRow {
   estimated: boolean;
   requestBytes: number;
   durationMs: number;
+  /** The request's trace (SPEC 18), when tracing was on: what to look up in Tempo or Jaeger. */
+  traceId: string | null;
 }
 
 export type UsageGroupBy = 'model' | 'key' | 'day' | 'month' | 'route';

@@ -23,11 +23,14 @@ export async function migrate(db: Kysely<Database>, dialect: SqlDialect, migrati
         await sql`set local statement_timeout = 0`.execute(conn);
         await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK)})`.execute(conn);
       }
-      const current = await currentVersion(conn, dialect);
+      const done = await appliedVersions(conn, dialect);
+      const current = Math.max(0, ...done);
       if (current > latest) throw new SchemaTooNewError(current, latest);
       const applied: number[] = [];
       for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
-        if (step.version <= current) continue;
+        // By the set applied, not the highest: a step merged later with a lower version (4 after
+        // 5 has run somewhere) is still applied once, however the versions arrived.
+        if (done.has(step.version)) continue;
         await step.up(conn, dialect.columns);
         await conn.insertInto('schema_migrations').values({ version: step.version, applied_at: new Date().toISOString() }).execute();
         applied.push(step.version);
@@ -41,13 +44,13 @@ export async function migrate(db: Kysely<Database>, dialect: SqlDialect, migrati
   });
 }
 
-async function currentVersion(db: Kysely<Database>, dialect: SqlDialect): Promise<number> {
+async function appliedVersions(db: Kysely<Database>, dialect: SqlDialect): Promise<Set<number>> {
   await db.schema
     .createTable('schema_migrations')
     .ifNotExists()
     .addColumn('version', dialect.columns.integer, (col) => col.primaryKey())
     .addColumn('applied_at', dialect.columns.timestamp, (col) => col.notNull())
     .execute();
-  const row = await db.selectFrom('schema_migrations').select((eb) => eb.fn.max('version').as('version')).executeTakeFirst();
-  return Number(row?.version ?? 0);
+  const rows = await db.selectFrom('schema_migrations').select('version').execute();
+  return new Set(rows.map((row) => Number(row.version)));
 }

@@ -208,6 +208,15 @@ async function freeResourceKinds(db: Kysely<Database>, c: ColumnTypes): Promise<
   await db.schema.createIndex('resources_owner').on('resources').columns(['team', 'project']).execute();
 }
 
+/**
+ * Version 5 (SPEC 18): the trace of each ledger row's request, null when tracing was off. Only
+ * adds a nullable column, so it applies in any order with the steps around it (versions 4 and 5
+ * were written side by side; the runner applies whichever a database lacks).
+ */
+async function addLedgerTraceId(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema.alterTable('ledger').addColumn('trace_id', c.text).execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -233,6 +242,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 4,
     description: 'resources of any kind (config routes name their own kinds)',
     up: freeResourceKinds,
+  },
+  {
+    version: 5,
+    description: 'the trace id of each ledger row',
+    up: addLedgerTraceId,
   },
 ];
 

@@ -80,6 +80,7 @@ export function ledgerRowFrom(row: Selectable<LedgerTable>): LedgerRow {
     estimated: Boolean(row.estimated),
     requestBytes: toNumber(row.request_bytes),
     durationMs: row.duration_ms,
+    traceId: row.trace_id,
   };
 }
 

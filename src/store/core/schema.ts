@@ -98,6 +98,7 @@ export interface LedgerTable {
   estimated: Flag;
   request_bytes: BigCount;
   duration_ms: number;
+  trace_id: string | null;
 }
 
 export interface Database {

@@ -35,13 +35,14 @@ function ledgerInsert(row: LedgerRow, dialect: SqlDialect): Insertable<LedgerTab
     estimated: dialect.flag(row.estimated),
     request_bytes: integer(row.requestBytes, 'requestBytes'),
     duration_ms: integer(row.durationMs, 'durationMs'),
+    trace_id: row.traceId,
   };
 }
 
 /** The ledger's columns in table order: what a prepared single-row insert binds. */
 export const LEDGER_COLUMNS = [
   'id', 'request_id', 'at', 'team', 'project', 'key_id', 'route', 'method', 'status', 'model',
-  'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_nanos', 'estimated', 'request_bytes', 'duration_ms',
+  'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_nanos', 'estimated', 'request_bytes', 'duration_ms', 'trace_id',
 ] as const satisfies ReadonlyArray<keyof LedgerTable>;
 
 /**

@@ -29,6 +29,7 @@ const LEDGER_ARRAY_TYPES: Record<(typeof LEDGER_COLUMNS)[number], string> = {
   estimated: 'boolean[]',
   request_bytes: 'bigint[]',
   duration_ms: 'integer[]',
+  trace_id: 'text[]',
 };
 
 /**

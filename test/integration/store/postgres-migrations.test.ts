@@ -5,7 +5,12 @@ import { postgresDialect } from '../../../src/store/core/dialect.js';
 import { openDurableStore, SchemaTooNewError, type DurableStore } from '../../../src/store/index.js';
 import { encodeCursor } from '../../../src/store/ledger/ledger-cursor.js';
 import { migrate } from '../../../src/store/core/migrate.js';
-import { MIGRATIONS } from '../../../src/store/core/migrations.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../../src/store/core/migrations.js';
+
+/** Every released step's version, and those after version 1 (what a version-1 database is brought up by). */
+const VERSIONS = MIGRATIONS.map((m) => m.version);
+const AFTER_V1 = VERSIONS.filter((v) => v > 1);
+const NEWER = LATEST_VERSION + 1;
 import type { Database } from '../../../src/store/core/schema.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { ledgerRow, rejection, resource } from './store-fixtures.js';
@@ -34,8 +39,8 @@ afterAll(async () => {
 describe('PostgreSQL migrations', () => {
   it('migrates a fresh database once when three instances open it together', async () => {
     const stores = await Promise.all([openStore(), openStore(), openStore()]);
-    expect(stores.map((s) => s.appliedMigrations).sort((a, b) => b.length - a.length)).toEqual([[1, 2, 3, 4], [], []]);
-    expect(await database.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    expect(stores.map((s) => s.appliedMigrations).sort((a, b) => b.length - a.length)).toEqual([VERSIONS, [], []]);
+    expect(await database.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual(VERSIONS.map((version) => ({ version })));
     expect(stores.map((s) => s.dialect)).toEqual(['postgres', 'postgres', 'postgres']);
   });
 
@@ -57,11 +62,11 @@ describe('PostgreSQL migrations', () => {
 
   it('refuses a database migrated by a newer Tollgate with a one-line message, and opens again once it is not', async () => {
     await openStore();
-    await database.query("INSERT INTO schema_migrations (version, applied_at) VALUES (5, now())");
+    await database.query(`INSERT INTO schema_migrations (version, applied_at) VALUES (${NEWER}, now())`);
     const error = await rejection(openStore());
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect(error.message).toBe('database schema is at version 5, newer than this Tollgate (knows 4): upgrade Tollgate');
-    await database.query('DELETE FROM schema_migrations WHERE version = 5');
+    expect(error.message).toBe(`database schema is at version ${NEWER}, newer than this Tollgate (knows ${LATEST_VERSION}): upgrade Tollgate`);
+    await database.query(`DELETE FROM schema_migrations WHERE version = ${NEWER}`);
     expect((await openStore()).appliedMigrations).toEqual([]);
   });
 
@@ -97,7 +102,7 @@ describe('PostgreSQL migrations', () => {
       for (const [id, at] of [['X', '2025-01-15T12:00:00.000Z'], ['X#2', '2025-01-15T12:00:00.000Z'], ['Y', '2025-01-15T12:00:01.000Z']]) await old.query(v1, [id, at]);
       const store = await openDurableStore({ url: old.url, path: '' }, { applicationName: 'store-migrations' });
       open.push(store);
-      expect(store.appliedMigrations).toEqual([2, 3, 4]);
+      expect(store.appliedMigrations).toEqual(AFTER_V1);
       expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
       const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
       expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);

@@ -8,7 +8,12 @@ import { sqliteDialect } from '../../../src/store/core/dialect.js';
 import { DatabaseUnavailableError, openDurableStore, SchemaTooNewError, type DurableStore } from '../../../src/store/index.js';
 import { encodeCursor } from '../../../src/store/ledger/ledger-cursor.js';
 import { migrate } from '../../../src/store/core/migrate.js';
-import { MIGRATIONS } from '../../../src/store/core/migrations.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../../src/store/core/migrations.js';
+
+/** Every released step's version, and those after version 1 (what a version-1 database is brought up by). */
+const VERSIONS = MIGRATIONS.map((m) => m.version);
+const AFTER_V1 = VERSIONS.filter((v) => v > 1);
+const NEWER = LATEST_VERSION + 1;
 import type { Database } from '../../../src/store/core/schema.js';
 import { describeDurableStoreContract } from './durable-store.contract.js';
 import { digest, keyRecord, ledgerRow, rejection, resource } from './store-fixtures.js';
@@ -42,11 +47,11 @@ describe('SQLite store', () => {
     const file = nextPath();
     const store = await openAt(file);
     expect(store.dialect).toBe('sqlite');
-    expect(store.appliedMigrations).toEqual([1, 2, 3, 4]);
+    expect(store.appliedMigrations).toEqual(VERSIONS);
     const inspect = new Sqlite(file, { readonly: true });
     try {
       expect(inspect.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(inspect.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+      expect(inspect.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual(VERSIONS.map((version) => ({ version })));
     } finally {
       inspect.close();
     }
@@ -81,7 +86,7 @@ describe('SQLite store', () => {
     for (const [id, at] of [['X', '2025-01-15T12:00:00.000Z'], ['X#2', '2025-01-15T12:00:00.000Z'], ['Y', '2025-01-15T12:00:01.000Z']]) v1.run(id, at);
     raw.close();
     const store = await openAt(file);
-    expect(store.appliedMigrations).toEqual([2, 3, 4]);
+    expect(store.appliedMigrations).toEqual(AFTER_V1);
     expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
     const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
     expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);
@@ -109,11 +114,11 @@ describe('SQLite store', () => {
     const file = nextPath();
     await (await openAt(file)).close();
     const raw = new Sqlite(file);
-    raw.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (5, '2030-01-01T00:00:00.000Z')").run();
+    raw.prepare(`INSERT INTO schema_migrations (version, applied_at) VALUES (${NEWER}, '2030-01-01T00:00:00.000Z')`).run();
     raw.close();
     const error = await rejection(openAt(file));
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect(error.message).toBe('database schema is at version 5, newer than this Tollgate (knows 4): upgrade Tollgate');
+    expect(error.message).toBe(`database schema is at version ${NEWER}, newer than this Tollgate (knows ${LATEST_VERSION}): upgrade Tollgate`);
   });
 
   it('answers DatabaseUnavailableError when the file cannot be opened', async () => {

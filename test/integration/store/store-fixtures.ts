@@ -43,6 +43,7 @@ export function ledgerRow(overrides: Partial<LedgerRow> = {}): LedgerRow {
     estimated: false,
     requestBytes: 512,
     durationMs: 35,
+    traceId: null,
     ...overrides,
   };
 }

@@ -23,13 +23,14 @@ const row = (name: string, rounds: RunSample[]): TargetRounds => ({ name, rounds
 describe('bench comparison flags', () => {
   it('leaves the default run as it was: no comparison, and RESULTS.md written', () => {
     const settings = readSettings([]);
-    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, write: true });
+    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, tracing: false, write: true });
   });
 
   it('takes --baseline as an absolute directory and, like every extra, stops RESULTS.md being written by default', () => {
     const settings = readSettings(['--baseline', 'some/checkout', '--ledger-cost', '--events']);
     expect(settings).toMatchObject({ baseline: resolve('some/checkout'), ledgerCost: true, events: true, write: false });
     expect(readSettings(['--events']).write).toBe(false);
+    expect(readSettings(['--tracing'])).toMatchObject({ tracing: true, write: false });
   });
 });
 

@@ -24,6 +24,8 @@ const SPEC_METRICS: [string, 'counter' | 'histogram' | 'gauge', string[]][] = [
   ['tollgate_ownership_denials_total', 'counter', ['kind']],
   ['tollgate_database_errors_total', 'counter', []],
   ['tollgate_usage_rows_dropped_total', 'counter', []],
+  // SPEC 18 (tracing):
+  ['tollgate_trace_spans_dropped_total', 'counter', []],
   // SPEC 19 (upstream pools):
   ['tollgate_upstream_target_up', 'gauge', ['upstream', 'target']],
   ['tollgate_upstream_retries_total', 'counter', ['upstream', 'reason']],

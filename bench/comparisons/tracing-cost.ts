@@ -1,0 +1,71 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpuPerRequest, findRow, ratiosByRound, requestsPerSec, roundDifference, roundRatio } from '../load-runs/figures.js';
+import { log } from '../processes/log.js';
+import { measureRounds, warmUp, type Target } from '../load-runs/measure.js';
+import { micros, ratio, versusProxyTable } from '../load-runs/report.js';
+import type { Settings } from '../load-runs/settings.js';
+import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
+
+/**
+ * `--tracing`: what tracing costs the hot path (SPEC 18). Two fresh gateway-redis processes, the
+ * same but for `tracing` (off; on at sampleRatio 1.0, exporting every span over OTLP/HTTP to a
+ * collector in this process that reads each export and answers 200), measured with the bare
+ * proxy in interleaved rounds.
+ */
+
+/** The issue's bound: tracing every request may cost at most this fraction of requests/s. */
+const TRACING_MAX_COST = 0.1;
+
+const OFF = 'tracing off';
+const ON = 'tracing on (ratio 1.0)';
+
+function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string {
+  const on = findRow(rows, ON);
+  if (!on || !findRow(rows, OFF)) return `(no ${ON} or ${OFF} row)`;
+  const requests = roundRatio(rows, on, OFF, requestsPerSec);
+  const cpuDifference = roundDifference(rows, on, OFF, cpuPerRequest);
+  const cost = 1 - requests;
+  return [
+    `| req/s on ÷ off | req/s on ÷ off per round | tracing cost (1 − on ÷ off) | CPU µs/req on − off | CPU µs/req on ÷ off | cost ≤ ${TRACING_MAX_COST * 100}% of req/s |`,
+    '|--:|--:|--:|--:|--:|:-:|',
+    `| ${ratio(requests)} | ${ratiosByRound(rows, on, OFF, requestsPerSec).map((value) => value.toFixed(2)).join(' / ')} | ${(cost * 100).toFixed(1)}% | ` +
+      `${cpuDifference >= 0 ? '+' : ''}${micros(cpuDifference)} | ${ratio(roundRatio(rows, on, OFF, cpuPerRequest))} | ${cost <= TRACING_MAX_COST ? '✓' : '✗'} |`,
+  ].join('\n');
+}
+
+/** A collector that takes every export (bytes counted, not decoded: its CPU is not the gateway's). */
+async function startSink(): Promise<{ url: string; exports: () => number; close(): void }> {
+  let exports = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      exports += 1;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, exports: () => exports, close: () => void server.close() };
+}
+
+/** `proxy`: the main run's bare proxy, already warm. */
+export async function measureTracingCost(stack: Stack, proxy: Target, settings: Settings): Promise<string> {
+  const sink = await startSink();
+  const pair = [await startGatewayTarget(stack, 'redis', { name: OFF }), await startGatewayTarget(stack, 'redis', { name: ON, tracingEndpoint: sink.url })];
+  log(`tracing cost: ${[proxy, ...pair].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
+  await warmUp(pair, { connections: settings.connections, durationSec: settings.warmup });
+  const started = performance.now();
+  const exportsBefore = sink.exports();
+  const rows = await measureRounds([proxy, ...pair], { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
+  const exportsPerSecond = ((sink.exports() - exportsBefore) * 1000) / (performance.now() - started);
+  for (const target of pair) await target.process?.stop();
+  sink.close();
+  return [
+    `${OFF} and ${ON}: two fresh gateway-redis processes (every other feature on in both); the traced one sends every span, batched, to a collector in the bench process (${exportsPerSecond.toFixed(1)} exports/s over the whole run).`,
+    versusProxyTable(rows),
+    'Tracing on vs off (each ratio taken within a round, then the median over rounds):',
+    onVersusOffTable(rows),
+  ].join('\n\n');
+}

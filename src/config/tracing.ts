@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { UPSTREAM_NAMES, type UpstreamName } from './upstreams.js';
+
+/** The OTel SDK's sampler names (OTEL_TRACES_SAMPLER); `parentbased_*` keep a sampled caller's trace. */
+export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+export type SamplerName = (typeof SAMPLERS)[number];
+
+const positiveInt = z.number().int().positive();
+
+/**
+ * `tracing:` (SPEC 18). Off by default; the endpoint is the OTLP/HTTP base (`/v1/traces` and
+ * `/v1/metrics` are appended). Keys beyond the SPEC's tune the export, which never waits on a request.
+ */
+export const tracingSchema = z
+  .object({
+    enabled: z.boolean().default(false),
+    endpoint: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:4318'),
+    /** Sent with every export (an API key for a hosted collector); OTEL_EXPORTER_OTLP_HEADERS fills it. */
+    headers: z.record(z.string().min(1), z.string()).default({}),
+    serviceName: z.string().min(1).default('tollgate'),
+    sampler: z.enum(SAMPLERS, { error: `must be one of ${SAMPLERS.join(', ')}` }).default('parentbased_traceidratio'),
+    sampleRatio: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(1),
+    captureContent: z.boolean().default(false),
+    metrics: z.boolean().default(false),
+    /** gen_ai.provider.name per upstream (default: the upstream's config name). */
+    providerNames: z.object(Object.fromEntries(UPSTREAM_NAMES.map((name) => [name, z.string().min(1).default(name)])) as Record<UpstreamName, z.ZodDefault<z.ZodString>>).strict().prefault({}),
+    /** Spans waiting for export at most; past it spans are dropped (and counted), never held. */
+    maxQueueSize: positiveInt.default(2048),
+    /** How often a batch leaves; a full batch leaves at once. */
+    scheduledDelayMs: positiveInt.default(1000),
+    /** An export that takes longer is given up (its spans counted as dropped). */
+    exportTimeoutMs: positiveInt.default(10_000),
+    metricsIntervalMs: positiveInt.default(15_000),
+  })
+  .strict()
+  .prefault({});
+export type TracingConfig = z.infer<typeof tracingSchema>;
+
+type Env = Record<string, string | undefined>;
+
+/** `k1=v1,k2=v2` (values percent-encoded), as OTEL_EXPORTER_OTLP_HEADERS writes headers. */
+export function parseOtelHeaders(text: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
+}
+
+/**
+ * The standard OTEL_* variables, for what the file leaves unset (a value in the file wins, as
+ * the SDK's own configuration wins over its environment); OTEL_SDK_DISABLED=true turns tracing off.
+ */
+export function applyOtelEnv(tracing: Record<string, unknown>, env: Env): void {
+  const unset = (key: string): boolean => tracing[key] === undefined;
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT && unset('endpoint')) tracing.endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (env.OTEL_EXPORTER_OTLP_HEADERS && unset('headers')) tracing.headers = parseOtelHeaders(env.OTEL_EXPORTER_OTLP_HEADERS);
+  if (env.OTEL_SERVICE_NAME && unset('serviceName')) tracing.serviceName = env.OTEL_SERVICE_NAME;
+  if (env.OTEL_TRACES_SAMPLER && unset('sampler')) tracing.sampler = env.OTEL_TRACES_SAMPLER;
+  if (env.OTEL_TRACES_SAMPLER_ARG && unset('sampleRatio')) {
+    const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG);
+    tracing.sampleRatio = Number.isFinite(ratio) ? ratio : env.OTEL_TRACES_SAMPLER_ARG;
+  }
+  if (env.OTEL_SDK_DISABLED?.toLowerCase() === 'true') tracing.enabled = false;
+}

@@ -1,0 +1,8 @@
+/**
+ * OpenTelemetry tracing (SPEC 18): a SERVER span per /v1 request, spans for the gateway's steps,
+ * the upstream CLIENT span with the GenAI semantic conventions, W3C propagation both ways, and
+ * optionally the GenAI metrics over OTLP. Off by default: then nothing here is built.
+ */
+export { createTracing, samplerFor, type TracingEvents } from './provider.js';
+export { RequestTrace, Tracing, type RequestOutcome, type StepName, type TracingSettings, type UpstreamCall } from './tracing.js';
+export { readReply, requestAttributes, type ReplyFacts } from './genai.js';

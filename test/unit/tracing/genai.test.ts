@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { readReply, requestAttributes, samplerFor } from '../../../src/tracing/index.js';
+
+describe('GenAI attributes of a chat request', () => {
+  const body = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+
+  it('takes max_completion_tokens over max_tokens, and the sampling settings', () => {
+    expect(requestAttributes(body({ model: 'm', max_tokens: 10, max_completion_tokens: 20, temperature: 0, top_p: 0.9, stream: false, messages: [] }), false)).toEqual({
+      'gen_ai.request.max_tokens': 20,
+      'gen_ai.request.temperature': 0,
+      'gen_ai.request.top_p': 0.9,
+      'gen_ai.request.stream': false,
+    });
+  });
+
+  it('writes the messages only when content is captured, structured content as JSON text', () => {
+    const messages = [{ role: 'system', content: 'be brief' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }];
+    expect(requestAttributes(body({ messages }), false)).toEqual({});
+    expect(JSON.parse(String(requestAttributes(body({ messages }), true)['gen_ai.input.messages']))).toEqual([
+      { role: 'system', parts: [{ type: 'text', content: 'be brief' }] },
+      { role: 'user', parts: [{ type: 'text', content: '[{"type":"text","text":"hi"}]' }] },
+    ]);
+  });
+
+  it('gives nothing for a body it cannot read', () => {
+    expect(requestAttributes(Buffer.from('{"model":'), true)).toEqual({});
+    expect(requestAttributes(undefined, true)).toEqual({});
+  });
+});
+
+describe('readReply', () => {
+  it('reads a JSON reply', () => {
+    const reply = { id: 'cmpl-1', choices: [{ message: { content: 'a' }, finish_reason: 'stop' }, { message: { content: 'b' }, finish_reason: 'length' }] };
+    expect(readReply(Buffer.from(JSON.stringify(reply)))).toEqual({ id: 'cmpl-1', finishReasons: ['stop', 'length'], text: 'ab' });
+  });
+
+  it('reads an SSE stream chunk by chunk, skipping [DONE], comments and a cut-off last line', () => {
+    const chunk = (content: string | undefined, finish: string | null) => `data: ${JSON.stringify({ id: 'cmpl-2', choices: [{ delta: content === undefined ? {} : { content }, finish_reason: finish }] })}\n\n`;
+    const stream = `: keep-alive\n\n${chunk('Hel', null)}${chunk('lo', null)}${chunk(undefined, 'stop')}data: [DONE]\n\ndata: {"id":"cmpl-2","choi`;
+    expect(readReply(Buffer.from(stream))).toEqual({ id: 'cmpl-2', finishReasons: ['stop'], text: 'Hello' });
+  });
+});
+
+describe('samplerFor', () => {
+  it('maps the OTEL_TRACES_SAMPLER names', () => {
+    expect(samplerFor('always_on', 0.5)).toBeInstanceOf(AlwaysOnSampler);
+    expect(samplerFor('always_off', 0.5)).toBeInstanceOf(AlwaysOffSampler);
+    expect(samplerFor('traceidratio', 0.5).toString()).toBe(new TraceIdRatioBasedSampler(0.5).toString());
+    const parentBased = samplerFor('parentbased_traceidratio', 0.25);
+    expect(parentBased).toBeInstanceOf(ParentBasedSampler);
+    expect(parentBased.toString()).toContain('TraceIdRatioBased{0.25}');
+    expect(samplerFor('parentbased_always_off', 1).toString()).toContain('AlwaysOffSampler');
+  });
+});
