@@ -58,8 +58,8 @@ function costPerDay(cells: readonly UsageCell[]): Array<{ day: string; team: str
  * `GET /admin/overview` (SPEC 17, the console's Overview): today's and this month's totals, cost
  * per day and team for 30 days, the top teams, projects and models of the month by cost, and the
  * last hour's 429s and 5xx. All UTC; money as /admin/usage answers it (a number in `currency`).
- * One pass over the month's (or 30 days') rows and one over the last hour's; a team-admin's is
- * its team's.
+ * Read from the daily sums (per day and team; per team, project and model for the month) and the
+ * last hour's rows; a team-admin's is its team's.
  */
 export function overviewHandler(deps: OverviewDeps): RequestHandler {
   return async (req, res, next) => {
@@ -73,16 +73,16 @@ export function overviewHandler(deps: OverviewDeps): RequestHandler {
       const scope = team === undefined ? {} : { team };
       await deps.ledger.flush(now + 1000);
       const store = deps.handle.require();
-      const [cells, lastHour] = await Promise.all([
-        store.usageCells({ from: chartFrom < `${month}-01` ? chartFrom : `${month}-01`, to: today, ...scope }),
+      const [days, monthCells, lastHour] = await Promise.all([
+        store.usageCells({ from: chartFrom < `${month}-01` ? chartFrom : `${month}-01`, to: today, ...scope, by: 'day-team' }),
+        store.usageCells({ from: `${month}-01`, to: today, ...scope, by: 'team-project-model' }),
         store.recentOutcomes({ since: new Date(now - HOUR_MS).toISOString(), until: new Date(now + 1).toISOString(), ...scope }),
       ]);
-      const monthCells = cells.filter((c) => c.day.startsWith(month));
       res.json({
         currency: deps.currency(),
-        today: totalsBody(totalsOf(cells.filter((c) => c.day === today))),
-        month: totalsBody(totalsOf(monthCells)),
-        costPerDay: costPerDay(cells.filter((c) => c.day >= chartFrom)),
+        today: totalsBody(totalsOf(days.filter((c) => c.day === today))),
+        month: totalsBody(totalsOf(days.filter((c) => c.day.startsWith(month)))),
+        costPerDay: costPerDay(days.filter((c) => c.day >= chartFrom)),
         top: {
           teams: top(monthCells, (c) => c.team),
           projects: top(monthCells, (c) => `${c.team}/${c.project}`),

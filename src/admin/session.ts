@@ -64,6 +64,11 @@ function withSession(deps: SessionRouteDeps, req: Request, token: string): Promi
   return deps.failureLimit.guard(clientAddress(req, config.server.trustProxy), () => deps.sessions.resolve(token));
 }
 
+const deadSession = (err: unknown): undefined => {
+  if (err instanceof AuthFailure && err.status === 401) return undefined;
+  throw err;
+};
+
 /** `GET /admin/session`: the session answer again, so a reloaded console page continues. */
 function currentSession(deps: SessionRouteDeps): RequestHandler {
   return async (req, res, next) => {
@@ -87,7 +92,8 @@ function signOut(deps: SessionRouteDeps): RequestHandler {
   return async (req, res, next) => {
     try {
       const token = sessionTokenOf(req.headers.cookie);
-      const live = token === undefined ? undefined : await withSession(deps, req, token).catch(() => undefined);
+      // A dead session (401) is ended all the same; a throttled address or an unreachable database is answered as such.
+      const live = token === undefined ? undefined : await withSession(deps, req, token).catch(deadSession);
       if (live && !csrfMatches(req.headers['x-csrf-token'], live.csrfToken)) throw errors.csrfTokenInvalid();
       const ended = token === undefined ? undefined : await deps.sessions.end(token);
       if (ended) deps.trail.record(ended.adminKeyId, 'session.delete', ended.adminKeyId, 'ok', requestIdOf(res), live?.admin.role);

@@ -183,13 +183,15 @@ export interface UsageAggregate {
   costNanos: number;
 }
 
-/** The inclusive UTC days to sum per day, team, project and model (the console's Overview). */
+/** The inclusive UTC days to sum per day and team, or per team, project and model (the console's Overview). */
 export interface UsageCellQuery {
   from: string;
   to: string;
   team?: string;
+  by: 'day-team' | 'team-project-model';
 }
 
+/** One sum; the dimensions the query did not group by are ''. */
 export interface UsageCell {
   day: string;
   team: string;
@@ -324,7 +326,7 @@ export interface DurableStore {
   /** Inserts in one transaction; a row whose id is present already (a retried batch) is skipped. Answers how many were new. */
   insertLedgerRows(rows: readonly LedgerRow[]): Promise<number>;
   aggregateUsage(query: UsageAggregateQuery): Promise<UsageAggregate[]>;
-  /** Sums per UTC day, team, project and model. */
+  /** Sums per UTC day and team, or per team, project and model. */
   usageCells(query: UsageCellQuery): Promise<UsageCell[]>;
   recentOutcomes(query: RecentOutcomesQuery): Promise<RecentOutcomes>;
   /** Rows in time order (at, then id), by keyset. */

@@ -8,10 +8,15 @@ import type { RecentOutcomes, RecentOutcomesQuery, UsageCell, UsageCellQuery } f
 import { toNumber } from '../core/rows.js';
 import type { Database } from '../core/schema.js';
 
-async function cellsOf(db: Kysely<Database>, team: string | undefined, first: string, last: string) {
+async function cellsOf(db: Kysely<Database>, query: UsageCellQuery, first: string, last: string) {
+  const byDay = query.by === 'day-team';
+  const none = sql<string>`''`;
   return db
     .selectFrom('ledger_daily')
-    .select(['day', 'team', 'project', 'model'])
+    .select(['team'])
+    .select(byDay ? sql<string>`${sql.ref('day')}`.as('day') : none.as('day'))
+    .select(byDay ? none.as('project') : sql<string>`${sql.ref('project')}`.as('project'))
+    .select(byDay ? none.as('model') : sql<string>`${sql.ref('model')}`.as('model'))
     .select((eb) => [
       eb.fn.sum<number | string>('requests').as('requests'),
       eb.fn.sum<number | string>('total_tokens').as('tokens'),
@@ -19,15 +24,16 @@ async function cellsOf(db: Kysely<Database>, team: string | undefined, first: st
     ])
     .where('day', '>=', first)
     .where('day', '<=', last)
-    .$if(team !== undefined, (q) => q.where('team', '=', team!))
-    .groupBy(['day', 'team', 'project', 'model'])
+    .$if(query.team !== undefined, (q) => q.where('team', '=', query.team!))
+    .$if(byDay, (q) => q.groupBy(['day', 'team']))
+    .$if(!byDay, (q) => q.groupBy(['team', 'project', 'model']))
     .execute();
 }
 
 /**
- * Sums per UTC day, team, project and model over the inclusive days, from ledger_daily:
- * everything the console's Overview shows of a month and 30 days (SQLite: a day at a time,
- * letting requests run between its synchronous statements).
+ * Sums per UTC day and team, or per team, project and model, over the inclusive days, from
+ * ledger_daily: the console's Overview in two small answers (SQLite: a day at a time, letting
+ * requests run between its synchronous statements; the overview adds the days up).
  */
 export async function selectUsageCells(db: Kysely<Database>, dialect: SqlDialect, query: UsageCellQuery): Promise<UsageCell[]> {
   const { start, end } = dayRange(query.from, query.to);
@@ -36,7 +42,7 @@ export async function selectUsageCells(db: Kysely<Database>, dialect: SqlDialect
     if (dialect.blocksEventLoop) await nextTurn();
     const left = timeLeft();
     if (left.ms <= 0) throw left.error();
-    for (const row of await cellsOf(db, query.team, first, last)) {
+    for (const row of await cellsOf(db, query, first, last)) {
       cells.push({ day: row.day, team: row.team, project: row.project, model: row.model, requests: toNumber(row.requests), totalTokens: toNumber(row.tokens), costNanos: toNumber(row.cost) });
     }
   }
