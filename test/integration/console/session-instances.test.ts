@@ -96,5 +96,9 @@ describe('console sessions across two instances', () => {
     const elsewhere = await signIn(a.url, KEYS.admin, '203.0.113.78');
     const withCookie = await request(a.url).get('/admin/keys').set('x-forwarded-for', address).set('cookie', elsewhere.cookie);
     expect(withCookie.status).toBe(429);
+    // Nor does it sign out (without its CSRF token, or with it): the session lives on elsewhere.
+    const signOut = await request(a.url).delete('/admin/session').set('x-forwarded-for', address).set('cookie', elsewhere.cookie);
+    expect([signOut.status, signOut.body.error.code]).toEqual([429, 'too_many_auth_failures']);
+    expect((await request(b.url).get('/admin/session').set('x-forwarded-for', '203.0.113.78').set('cookie', elsewhere.cookie)).status).toBe(200);
   });
 });
