@@ -9,6 +9,7 @@ export { ADMIN_ROLES, adminRoleSchema, keyProjects, limitSetSchema, namePart, st
 
 export { RESOURCE_KIND_PATTERN, type RouteConfig } from './routes.js';
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
+export { ConfigStatus, type ConfigStatusView, type LastReload } from './status.js';
 export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { SamplerName, TracingConfig } from './tracing.js';
 export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';

@@ -2,6 +2,7 @@ import { setTimeout as delay, setImmediate as nextTurn } from 'node:timers/promi
 import { sql, type Kysely } from 'kysely';
 import { insertAdminKey, markAdminKeyRevoked, patchAdminKey, rotateAdminSecret, selectStoredAdminKeys } from './admin-keys/admin-key-queries.js';
 import { insertAudit, selectAudit } from './audit/audit-queries.js';
+import { insertSession, removeSession, selectSession } from './sessions/session-queries.js';
 import { withinDeadline } from './core/deadline.js';
 import type * as Store from './core/durable-store.js';
 import { DatabaseUnavailableError } from './core/errors.js';
@@ -11,6 +12,7 @@ import type { StoreBackend } from './core/store-backend.js';
 import { insertKey, markRevoked, patchKey, rotateSecret, selectKey, selectKeys, selectStoredKeys } from './keys/key-queries.js';
 import { deleteLedgerChunk, insertLedger, selectLedgerPage } from './ledger/ledger-queries.js';
 import { aggregateLedger } from './ledger/usage-aggregate.js';
+import { selectRecentOutcomes, selectUsageCells } from './ledger/overview-queries.js';
 import { insertTeam, patchTeam, removeTeam, selectTeam, selectTeams } from './teams/team-queries.js';
 import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resources/resource-queries.js';
 
@@ -204,6 +206,18 @@ export class KyselyDurableStore implements Store.DurableStore {
     return this.call((db) => selectResources(db, filter));
   }
 
+  createSession(record: Store.ConsoleSessionRecord): Promise<void> {
+    return this.call((db) => insertSession(db, record));
+  }
+
+  getSession(tokenSha256: string, options?: Store.ReadOptions): Promise<Store.ConsoleSessionRecord | undefined> {
+    return this.call((db) => selectSession(db, tokenSha256), this.boundOf(options));
+  }
+
+  deleteSession(tokenSha256: string): Promise<boolean> {
+    return this.call((db) => removeSession(db, tokenSha256));
+  }
+
   appendAudit(entry: Store.AuditEntry): Promise<void> {
     return this.call((db) => insertAudit(db, entry));
   }
@@ -221,6 +235,14 @@ export class KyselyDurableStore implements Store.DurableStore {
     return this.call((db) => aggregateLedger(db, this.backend.dialect, query));
   }
 
+  usageCells(query: Store.UsageCellQuery): Promise<Store.UsageCell[]> {
+    return this.call((db) => selectUsageCells(db, this.backend.dialect, query));
+  }
+
+  recentOutcomes(query: Store.RecentOutcomesQuery): Promise<Store.RecentOutcomes> {
+    return this.call((db) => selectRecentOutcomes(db, query));
+  }
+
   pageLedger(query: Store.LedgerPageQuery): Promise<Store.LedgerPage> {
     return this.call((db) => selectLedgerPage(db, query));
   }
@@ -230,7 +252,7 @@ export class KyselyDurableStore implements Store.DurableStore {
     const before = isoInstant(instant);
     let total = 0;
     for (;;) {
-      const { deleted, more } = await this.call((db) => deleteLedgerChunk(db, this.backend.dialect, before));
+      const { deleted, more } = await this.write(async (trx) => ({ value: await deleteLedgerChunk(trx, this.backend.dialect, before), changes: [] }));
       total += deleted;
       if (!more) return total;
       if (this.backend.dialect.blocksEventLoop) await nextTurn();

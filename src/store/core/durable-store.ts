@@ -103,6 +103,16 @@ export interface StoredAdminKey {
   secrets: KeySecret[];
 }
 
+/** A console session (SPEC 17): never its token, only the token's digest. */
+export interface ConsoleSessionRecord {
+  tokenSha256: string;
+  adminKeyId: string;
+  /** What a cookie-authenticated write must send as `x-csrf-token`. */
+  csrfToken: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
 /** One audited admin write or reload (SPEC 12.3). */
 export interface AuditEntry {
   at: string;
@@ -177,6 +187,40 @@ export interface UsageAggregate {
   completionTokens: number;
   totalTokens: number;
   costNanos: number;
+}
+
+/** The inclusive UTC days to sum per day and team, or per team, project and model (the console's Overview). */
+export interface UsageCellQuery {
+  from: string;
+  to: string;
+  team?: string;
+  by: 'day-team' | 'team-project-model';
+}
+
+/** One sum; the dimensions the query did not group by are ''. */
+export interface UsageCell {
+  day: string;
+  team: string;
+  project: string;
+  model: string;
+  requests: number;
+  totalTokens: number;
+  costNanos: number;
+}
+
+/** A recent window of the ledger, `[since, until)` as instants. */
+export interface RecentOutcomesQuery {
+  since: string;
+  until: string;
+  team?: string;
+}
+
+export interface RecentOutcomes {
+  requests: number;
+  /** Answered 429 (a limit or a budget). */
+  rejected429: number;
+  /** Answered 5xx (the upstream failed or timed out, or the gateway could not serve it). */
+  upstreamErrors: number;
 }
 
 export interface LedgerPageQuery {
@@ -274,6 +318,13 @@ export interface DurableStore {
   /** By createdAt, kind, id. */
   listResources(filter?: ResourceFilter): Promise<ResourceRecord[]>;
 
+  /** Stores a new session, deleting the ones expired by its createdAt. */
+  createSession(record: ConsoleSessionRecord): Promise<void>;
+  /** A session by its token's digest, expired ones included until a sign-in purges them. */
+  getSession(tokenSha256: string, options?: ReadOptions): Promise<ConsoleSessionRecord | undefined>;
+  /** Ends a session; false when there was none. */
+  deleteSession(tokenSha256: string): Promise<boolean>;
+
   appendAudit(entry: AuditEntry): Promise<void>;
   /** Entries in time order. */
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
@@ -281,6 +332,9 @@ export interface DurableStore {
   /** Inserts in one transaction; a row whose id is present already (a retried batch) is skipped. Answers how many were new. */
   insertLedgerRows(rows: readonly LedgerRow[]): Promise<number>;
   aggregateUsage(query: UsageAggregateQuery): Promise<UsageAggregate[]>;
+  /** Sums per UTC day and team, or per team, project and model. */
+  usageCells(query: UsageCellQuery): Promise<UsageCell[]>;
+  recentOutcomes(query: RecentOutcomesQuery): Promise<RecentOutcomes>;
   /** Rows in time order (at, then id), by keyset. */
   pageLedger(query: LedgerPageQuery): Promise<LedgerPage>;
   /** Deletes rows older than `instant` (retention); answers how many. */

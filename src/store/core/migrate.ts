@@ -24,12 +24,14 @@ export async function migrate(db: Kysely<Database>, dialect: SqlDialect, migrati
         await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK)})`.execute(conn);
       }
       const done = await appliedVersions(conn, dialect);
-      const current = Math.max(0, ...done);
-      if (current > latest) throw new SchemaTooNewError(current, latest);
+      // A version this code does not know, even one below its newest, is another Tollgate's schema.
+      const known = new Set(migrations.map((m) => m.version));
+      const unknown = [...done].filter((version) => !known.has(version));
+      if (unknown.length > 0) throw new SchemaTooNewError(Math.max(...unknown), latest);
       const applied: number[] = [];
+      // By set, not by the highest version: steps numbered by parallel branches (4 and 5 merged
+      // after 6 ran) are applied when they arrive, in version order among the missing ones.
       for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
-        // By the set applied, not the highest: a step merged later with a lower version (4 after
-        // 5 has run somewhere) is still applied once, however the versions arrived.
         if (done.has(step.version)) continue;
         await step.up(conn, dialect.columns);
         await conn.insertInto('schema_migrations').values({ version: step.version, applied_at: new Date().toISOString() }).execute();

@@ -101,6 +101,34 @@ export interface LedgerTable {
   trace_id: string | null;
 }
 
+/** Version 6 (SPEC 17): one signed-in console browser. */
+export interface ConsoleSessionsTable {
+  token_sha256: string;
+  admin_key_id: string;
+  csrf_token: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+/**
+ * Version 6: the ledger summed per UTC day and every dimension the usage API groups or filters
+ * by, kept in step with the ledger by its inserts and retention deletes (same transaction).
+ */
+export interface LedgerDailyTable {
+  day: string;
+  team: string;
+  project: string;
+  key_id: string;
+  model: string;
+  method: string;
+  route: string;
+  requests: BigCount;
+  prompt_tokens: BigCount;
+  completion_tokens: BigCount;
+  total_tokens: BigCount;
+  cost_nanos: BigCount;
+}
+
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
   api_keys: ApiKeysTable;
@@ -111,4 +139,6 @@ export interface Database {
   teams: TeamsTable;
   admin_keys: AdminKeysTable;
   admin_key_secrets: KeySecretsTable;
+  console_sessions: ConsoleSessionsTable;
+  ledger_daily: LedgerDailyTable;
 }
