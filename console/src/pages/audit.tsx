@@ -1,0 +1,32 @@
+import { useState } from 'preact/hooks';
+import { adminUrl, call, type AuditEntry, type List } from '../api.js';
+import { FilterForm, type Filters } from '../ui/filters.js';
+import { daysAgo, formatTime, utcDay } from '../ui/format.js';
+import { useLoad } from '../ui/load.js';
+import { DataTable, errorsFromApi, LoadError } from '../ui/widgets.js';
+
+/** Audit (SPEC 17, 12.3): who changed what, when, with what result; newest first on screen. */
+export function AuditPage() {
+  const [filters, setFilters] = useState<Filters>({ from: daysAgo(6), to: utcDay(new Date()), actor: '', action: '' });
+  const entries = useLoad(() => call<List<AuditEntry>>(adminUrl('audit', filters)), [filters]);
+  const rows = [...(entries.data?.data ?? [])].reverse();
+  return (
+    <>
+      <FilterForm label="Audit filters" initial={filters} fields={[{ name: 'actor', label: 'Actor (admin key id)', kind: 'text' }, { name: 'action', label: 'Action', kind: 'text' }]} onApply={setFilters} apiErrors={entries.error === null ? {} : errorsFromApi(entries.error, ['from', 'to', 'actor', 'action'])} />
+      <LoadError error={entries.error?.param ? null : entries.error} />
+      <DataTable
+        caption={`Audit log from ${filters.from} to ${filters.to}`}
+        rows={rows}
+        rowKey={(entry) => `${entry.at}/${entry.requestId}/${entry.action}/${entry.target}`}
+        empty={entries.loading ? 'Loading…' : 'No entries in this range.'}
+        columns={[
+          { label: 'Time', cell: (entry) => formatTime(entry.at) },
+          { label: 'Actor', cell: (entry) => `${entry.actor}${entry.actorRole ? ` (${entry.actorRole})` : ''}` },
+          { label: 'Action', cell: (entry) => entry.action },
+          { label: 'Target', cell: (entry) => entry.target },
+          { label: 'Result', cell: (entry) => entry.result },
+        ]}
+      />
+    </>
+  );
+}
