@@ -59,6 +59,13 @@ export const ERROR_CATALOGUE = {
   // --- auth: AuthFailure (src/auth/failure.ts) picks one by reason; its sites word the message ---
   invalidApiKey: entry({ status: 401, code: 'invalid_api_key', headers: { 'www-authenticate': 'Bearer' }, message: (message: string) => message }),
   adminRequired: entry({ status: 403, code: 'admin_required', message: (message: string) => message }),
+  // --- console sessions (SPEC 17) ---
+  csrfTokenInvalid: entry({
+    status: 403,
+    code: 'csrf_token_invalid',
+    message: () => 'A write signed in through a console session must send the session\'s csrfToken as the x-csrf-token header.',
+  }),
+  sessionKeyMissing: entry({ status: 400, code: 'invalid_request', param: 'key', message: () => 'The body must be a JSON object whose "key" is the admin key to sign in with.' }),
   tooManyAuthFailures: entry({ status: 429, code: 'too_many_auth_failures', message: (message: string) => message }),
   authUnavailable: entry({
     status: 503,

@@ -11,7 +11,9 @@ import type { OwnershipRegistry } from '../ownership/index.js';
 import type { TeamAdmin } from '../teams/index.js';
 import { malformedPathEncoding, type Upstream } from '../proxy/index.js';
 import { audited, type AuditTrail } from './audit.js';
-import { requireAdmin } from './auth.js';
+import { ConsoleSessions } from '../sessions/index.js';
+import { requireAdmin, requireCsrfToken } from './auth.js';
+import { mountSessionRoutes } from './session.js';
 import { authorize } from './scope.js';
 import type { Reload } from './reload.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
@@ -68,6 +70,9 @@ function expressClientError(err: unknown): GatewayError | undefined {
   return errors.adminBodyUnreadable();
 }
 
+/** Console sign-in and sign-out (SPEC 17). */
+const SESSION_PATH = '/admin/session';
+
 /** The 405 for a known path: `Allow` lists its methods. Answered before any key is asked for, like the /v1 routes'. */
 function methodCheck(path: string, methods: readonly string[]): RequestHandler {
   const allow = methods.join(', ');
@@ -111,7 +116,7 @@ function readinessHandler(deps: OperationsAppDeps): RequestHandler {
  * Walks the admin route table: per path, the 405 check, then admin auth, then per entry its
  * audit hook (writes), its JSON body reader and its handler, each built once here.
  */
-function mountAdminRoutes(app: Express, deps: OperationsAppDeps): void {
+function mountAdminRoutes(app: Express, deps: OperationsAppDeps, sessions: ConsoleSessions): void {
   const routeDeps: AdminRouteDeps = {
     keys: deps.keys,
     teams: deps.teams,
@@ -124,14 +129,15 @@ function mountAdminRoutes(app: Express, deps: OperationsAppDeps): void {
     currency: () => deps.current().config.metering.prices.currency,
     reload: deps.reload,
   };
-  const admin = requireAdmin(deps.current, deps.authFailureLimit, deps.metrics);
+  const admin = requireAdmin(deps.current, deps.authFailureLimit, deps.metrics, sessions);
   const json = express.json({ limit: '64kb', strict: false });
   for (const [path, routes] of adminPaths()) {
     const route = app.route(path).all(methodCheck(path, routes.map((r) => r.method)), admin);
     for (const spec of routes) {
       const steps: RequestHandler[] = [];
       if (spec.write?.recordedBy === 'hook') steps.push(audited(deps.trail, spec.write.action));
-      // After the audit hook: a write refused for the caller's role is recorded too.
+      // After the audit hook: a write refused for a missing CSRF token or the caller's role is recorded too.
+      if (spec.write !== null) steps.push(requireCsrfToken());
       steps.push(authorize(spec));
       if (spec.body === 'json') steps.push(json);
       route[spec.method.toLowerCase() as Lowercase<AdminRouteSpec['method']>](...steps, spec.handler(routeDeps));
@@ -167,7 +173,15 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
     next();
   }) satisfies RequestHandler);
   mountProbes(app, deps);
-  mountAdminRoutes(app, deps);
+  const sessions = new ConsoleSessions(deps.handle, deps.adminKeys);
+  const sessionMethods = ['POST', 'GET', 'DELETE'];
+  mountSessionRoutes(
+    app,
+    SESSION_PATH,
+    { current: deps.current, sessions, failureLimit: deps.authFailureLimit, metrics: deps.metrics, trail: deps.trail },
+    methodCheck(SESSION_PATH, sessionMethods),
+  );
+  mountAdminRoutes(app, deps, sessions);
   app.use(((req, res) => deps.fallback(req, res)) satisfies RequestHandler);
   app.use(renderErrors(deps));
   return app;

@@ -21,7 +21,9 @@ export type AuditAction =
   | 'admin_key.revoke'
   | 'resource.assign'
   | 'resource.release'
-  | 'config.reload';
+  | 'config.reload'
+  | 'session.create'
+  | 'session.delete';
 
 /**
  * The audit log's writer: entries go to the durable store off the request path, and wait in a

@@ -2,6 +2,7 @@ import { setTimeout as delay, setImmediate as nextTurn } from 'node:timers/promi
 import { sql, type Kysely } from 'kysely';
 import { insertAdminKey, markAdminKeyRevoked, patchAdminKey, rotateAdminSecret, selectStoredAdminKeys } from './admin-keys/admin-key-queries.js';
 import { insertAudit, selectAudit } from './audit/audit-queries.js';
+import { insertSession, removeSession, selectSession } from './sessions/session-queries.js';
 import { withinDeadline } from './core/deadline.js';
 import type * as Store from './core/durable-store.js';
 import { DatabaseUnavailableError } from './core/errors.js';
@@ -202,6 +203,18 @@ export class KyselyDurableStore implements Store.DurableStore {
 
   listResources(filter: Store.ResourceFilter = {}): Promise<Store.ResourceRecord[]> {
     return this.call((db) => selectResources(db, filter));
+  }
+
+  createSession(record: Store.ConsoleSessionRecord): Promise<void> {
+    return this.call((db) => insertSession(db, record));
+  }
+
+  getSession(tokenSha256: string, options?: Store.ReadOptions): Promise<Store.ConsoleSessionRecord | undefined> {
+    return this.call((db) => selectSession(db, tokenSha256), this.boundOf(options));
+  }
+
+  deleteSession(tokenSha256: string): Promise<boolean> {
+    return this.call((db) => removeSession(db, tokenSha256));
   }
 
   appendAudit(entry: Store.AuditEntry): Promise<void> {

@@ -99,6 +99,16 @@ export interface StoredAdminKey {
   secrets: KeySecret[];
 }
 
+/** A console session (SPEC 17): never its token, only the token's digest. */
+export interface ConsoleSessionRecord {
+  tokenSha256: string;
+  adminKeyId: string;
+  /** What a cookie-authenticated write must send as `x-csrf-token`. */
+  csrfToken: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
 /** One audited admin write or reload (SPEC 12.3). */
 export interface AuditEntry {
   at: string;
@@ -267,6 +277,13 @@ export interface DurableStore {
   releaseResource(kind: ResourceKind, id: string): Promise<boolean>;
   /** By createdAt, kind, id. */
   listResources(filter?: ResourceFilter): Promise<ResourceRecord[]>;
+
+  /** Stores a new session, deleting the ones expired by its createdAt. */
+  createSession(record: ConsoleSessionRecord): Promise<void>;
+  /** A session by its token's digest, expired ones included until a sign-in purges them. */
+  getSession(tokenSha256: string, options?: ReadOptions): Promise<ConsoleSessionRecord | undefined>;
+  /** Ends a session; false when there was none. */
+  deleteSession(tokenSha256: string): Promise<boolean>;
 
   appendAudit(entry: AuditEntry): Promise<void>;
   /** Entries in time order. */

@@ -23,11 +23,16 @@ export async function migrate(db: Kysely<Database>, dialect: SqlDialect, migrati
         await sql`set local statement_timeout = 0`.execute(conn);
         await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK)})`.execute(conn);
       }
-      const current = await currentVersion(conn, dialect);
-      if (current > latest) throw new SchemaTooNewError(current, latest);
+      const done = await appliedVersions(conn, dialect);
+      // A version this code does not know, even one below its newest, is another Tollgate's schema.
+      const known = new Set(migrations.map((m) => m.version));
+      const unknown = [...done].filter((version) => !known.has(version));
+      if (unknown.length > 0) throw new SchemaTooNewError(Math.max(...unknown), latest);
       const applied: number[] = [];
+      // By set, not by the highest version: steps numbered by parallel branches (4 and 5 merged
+      // after 6 ran) are applied when they arrive, in version order among the missing ones.
       for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
-        if (step.version <= current) continue;
+        if (done.has(step.version)) continue;
         await step.up(conn, dialect.columns);
         await conn.insertInto('schema_migrations').values({ version: step.version, applied_at: new Date().toISOString() }).execute();
         applied.push(step.version);
@@ -41,13 +46,13 @@ export async function migrate(db: Kysely<Database>, dialect: SqlDialect, migrati
   });
 }
 
-async function currentVersion(db: Kysely<Database>, dialect: SqlDialect): Promise<number> {
+async function appliedVersions(db: Kysely<Database>, dialect: SqlDialect): Promise<Set<number>> {
   await db.schema
     .createTable('schema_migrations')
     .ifNotExists()
     .addColumn('version', dialect.columns.integer, (col) => col.primaryKey())
     .addColumn('applied_at', dialect.columns.timestamp, (col) => col.notNull())
     .execute();
-  const row = await db.selectFrom('schema_migrations').select((eb) => eb.fn.max('version').as('version')).executeTakeFirst();
-  return Number(row?.version ?? 0);
+  const rows = await db.selectFrom('schema_migrations').select('version').execute();
+  return new Set(rows.map((row) => Number(row.version)));
 }

@@ -183,6 +183,25 @@ async function addTeamsAndAdminKeys(db: Kysely<Database>, c: ColumnTypes): Promi
   await db.schema.alterTable('audit_log').addColumn('actor_role', c.text).execute();
 }
 
+/**
+ * Version 6 (SPEC 17): console sessions. A row per signed-in browser, keyed by the digest of the
+ * cookie's token (a copy of the table signs no one in), so every instance sharing the database
+ * knows a session and a sign-out ends it everywhere. Versions 4 and 5 are other branches' steps;
+ * the runner applies whichever are missing, in order.
+ */
+async function addConsoleSessions(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('console_sessions')
+    .addColumn('token_sha256', c.text, (col) => col.primaryKey())
+    .addColumn('admin_key_id', c.text, (col) => col.notNull())
+    .addColumn('csrf_token', c.text, (col) => col.notNull())
+    .addColumn('created_at', c.timestamp, (col) => col.notNull())
+    .addColumn('expires_at', c.timestamp, (col) => col.notNull())
+    .execute();
+  // Each sign-in deletes the expired ones: a range of this index.
+  await db.schema.createIndex('console_sessions_expires').on('console_sessions').column('expires_at').execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -203,6 +222,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     description: 'teams, admin keys made at runtime, the actor role of audit entries',
     up: addTeamsAndAdminKeys,
+  },
+  {
+    version: 6,
+    description: 'console sessions',
+    up: addConsoleSessions,
   },
 ];
 

@@ -100,6 +100,15 @@ export interface LedgerTable {
   duration_ms: number;
 }
 
+/** Version 6 (SPEC 17): one signed-in console browser. */
+export interface ConsoleSessionsTable {
+  token_sha256: string;
+  admin_key_id: string;
+  csrf_token: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
   api_keys: ApiKeysTable;
@@ -110,4 +119,5 @@ export interface Database {
   teams: TeamsTable;
   admin_keys: AdminKeysTable;
   admin_key_secrets: KeySecretsTable;
+  console_sessions: ConsoleSessionsTable;
 }

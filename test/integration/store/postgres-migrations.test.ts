@@ -34,8 +34,8 @@ afterAll(async () => {
 describe('PostgreSQL migrations', () => {
   it('migrates a fresh database once when three instances open it together', async () => {
     const stores = await Promise.all([openStore(), openStore(), openStore()]);
-    expect(stores.map((s) => s.appliedMigrations).sort((a, b) => b.length - a.length)).toEqual([[1, 2, 3], [], []]);
-    expect(await database.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(stores.map((s) => s.appliedMigrations).sort((a, b) => b.length - a.length)).toEqual([[1, 2, 3, 6], [], []]);
+    expect(await database.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 6 }]);
     expect(stores.map((s) => s.dialect)).toEqual(['postgres', 'postgres', 'postgres']);
   });
 
@@ -57,11 +57,11 @@ describe('PostgreSQL migrations', () => {
 
   it('refuses a database migrated by a newer Tollgate with a one-line message, and opens again once it is not', async () => {
     await openStore();
-    await database.query("INSERT INTO schema_migrations (version, applied_at) VALUES (4, now())");
+    await database.query("INSERT INTO schema_migrations (version, applied_at) VALUES (7, now())");
     const error = await rejection(openStore());
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect(error.message).toBe('database schema is at version 4, newer than this Tollgate (knows 3): upgrade Tollgate');
-    await database.query('DELETE FROM schema_migrations WHERE version = 4');
+    expect(error.message).toBe('database schema is at version 7, newer than this Tollgate (knows 6): upgrade Tollgate');
+    await database.query('DELETE FROM schema_migrations WHERE version = 7');
     expect((await openStore()).appliedMigrations).toEqual([]);
   });
 
@@ -76,7 +76,7 @@ describe('PostgreSQL migrations', () => {
       for (const [id, at] of [['X', '2025-01-15T12:00:00.000Z'], ['X#2', '2025-01-15T12:00:00.000Z'], ['Y', '2025-01-15T12:00:01.000Z']]) await old.query(v1, [id, at]);
       const store = await openDurableStore({ url: old.url, path: '' }, { applicationName: 'store-migrations' });
       open.push(store);
-      expect(store.appliedMigrations).toEqual([2, 3]);
+      expect(store.appliedMigrations).toEqual([2, 3, 6]);
       expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
       const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
       expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);

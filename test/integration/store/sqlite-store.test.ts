@@ -42,11 +42,11 @@ describe('SQLite store', () => {
     const file = nextPath();
     const store = await openAt(file);
     expect(store.dialect).toBe('sqlite');
-    expect(store.appliedMigrations).toEqual([1, 2, 3]);
+    expect(store.appliedMigrations).toEqual([1, 2, 3, 6]);
     const inspect = new Sqlite(file, { readonly: true });
     try {
       expect(inspect.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(inspect.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(inspect.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 6 }]);
     } finally {
       inspect.close();
     }
@@ -81,7 +81,7 @@ describe('SQLite store', () => {
     for (const [id, at] of [['X', '2025-01-15T12:00:00.000Z'], ['X#2', '2025-01-15T12:00:00.000Z'], ['Y', '2025-01-15T12:00:01.000Z']]) v1.run(id, at);
     raw.close();
     const store = await openAt(file);
-    expect(store.appliedMigrations).toEqual([2, 3]);
+    expect(store.appliedMigrations).toEqual([2, 3, 6]);
     expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
     const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
     expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);
@@ -91,11 +91,11 @@ describe('SQLite store', () => {
     const file = nextPath();
     await (await openAt(file)).close();
     const raw = new Sqlite(file);
-    raw.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (4, '2030-01-01T00:00:00.000Z')").run();
+    raw.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (7, '2030-01-01T00:00:00.000Z')").run();
     raw.close();
     const error = await rejection(openAt(file));
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect(error.message).toBe('database schema is at version 4, newer than this Tollgate (knows 3): upgrade Tollgate');
+    expect(error.message).toBe('database schema is at version 7, newer than this Tollgate (knows 6): upgrade Tollgate');
   });
 
   it('answers DatabaseUnavailableError when the file cannot be opened', async () => {

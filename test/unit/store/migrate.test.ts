@@ -49,7 +49,23 @@ describe('migrate', () => {
     await expect(migrate(db, sqliteDialect, [tableStep(1, 'one')])).rejects.toEqual(new SchemaTooNewError(2, 1));
   });
 
-  it('knows the released steps, numbered from 1 without gaps', () => {
-    expect(MIGRATIONS.map((m) => m.version)).toEqual(Array.from({ length: LATEST_VERSION }, (_, i) => i + 1));
+  it('applies a step numbered below one already applied (branches numbering steps in parallel)', async () => {
+    const db = memoryDb();
+    expect(await migrate(db, sqliteDialect, [tableStep(1, 'one'), tableStep(3, 'three')])).toEqual([1, 3]);
+    expect(await migrate(db, sqliteDialect, [tableStep(1, 'one'), tableStep(2, 'two'), tableStep(3, 'three')])).toEqual([2]);
+    const versions = await db.selectFrom('schema_migrations').select('version').orderBy('version').execute();
+    expect(versions).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+  });
+
+  it('refuses a database with a step this code does not know, even one below its newest', async () => {
+    const db = memoryDb();
+    await migrate(db, sqliteDialect, [tableStep(1, 'one'), tableStep(2, 'two')]);
+    await expect(migrate(db, sqliteDialect, [tableStep(1, 'one'), tableStep(3, 'three')])).rejects.toEqual(new SchemaTooNewError(2, 3));
+  });
+
+  it('knows the released steps, each version once, in order, the newest LATEST_VERSION', () => {
+    const versions = MIGRATIONS.map((m) => m.version);
+    expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
+    expect(versions.at(-1)).toBe(LATEST_VERSION);
   });
 });

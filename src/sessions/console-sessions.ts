@@ -1,0 +1,104 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { AuthFailure, sha256Hex, type AdminKeyAdmin, type AdminKeyView, type AdminPrincipal } from '../auth/index.js';
+import { errors } from '../errors.js';
+import { DatabaseUnavailableError, type ConsoleSessionRecord, type DurableStore, type StoreHandle } from '../store/index.js';
+
+/** SPEC 17: a console session lasts 8 hours from sign-in. */
+export const SESSION_LIFETIME_SECONDS = 8 * 60 * 60;
+
+/** A live session: who is behind it, as the admin key directory says now. */
+export interface LiveSession {
+  readonly admin: AdminPrincipal;
+  readonly csrfToken: string;
+  readonly expiresAt: string;
+  /** The digest the session is stored under (its token never is). */
+  readonly tokenSha256: string;
+}
+
+/** A new session: the cookie's token (given to the browser once) and what the session answer says. */
+export interface NewSession extends LiveSession {
+  readonly token: string;
+}
+
+const newToken = (): string => randomBytes(32).toString('base64url');
+
+/**
+ * Console sessions (SPEC 17), kept in the durable store (console_sessions, by the digest of the
+ * cookie's token) so that every instance sharing the database knows them and a sign-out ends one
+ * everywhere. A session names only its admin key: on every request the key is looked up in the
+ * admin key directory (config keys and runtime ones, kept within 1 s by their sync), so the
+ * key's revocation, disabling, expiry, role or team change applies to its sessions at once.
+ */
+export class ConsoleSessions {
+  constructor(
+    private readonly handle: StoreHandle,
+    private readonly directory: Pick<AdminKeyAdmin, 'get'>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Signs `admin` in: a new session of 8 hours. */
+  async create(admin: AdminPrincipal): Promise<NewSession> {
+    const token = newToken();
+    const createdAt = this.now();
+    const record: ConsoleSessionRecord = {
+      tokenSha256: sha256Hex(token),
+      adminKeyId: admin.id,
+      csrfToken: newToken(),
+      createdAt: new Date(createdAt).toISOString(),
+      expiresAt: new Date(createdAt + SESSION_LIFETIME_SECONDS * 1000).toISOString(),
+    };
+    await this.store((store) => store.createSession(record));
+    return { token, admin, csrfToken: record.csrfToken, expiresAt: record.expiresAt, tokenSha256: record.tokenSha256 };
+  }
+
+  /** The session of a cookie token, its admin key checked now; a 401 AuthFailure saying why when there is none. */
+  async resolve(token: string): Promise<LiveSession> {
+    const tokenSha256 = sha256Hex(token);
+    const record = await this.store((store) => store.getSession(tokenSha256));
+    if (!record || this.now() >= Date.parse(record.expiresAt)) {
+      throw new AuthFailure('session', 'No console session: it expired or was signed out; sign in again.');
+    }
+    const key = this.keyOf(record.adminKeyId);
+    return { admin: { id: key.id, role: key.role, team: key.team }, csrfToken: record.csrfToken, expiresAt: record.expiresAt, tokenSha256 };
+  }
+
+  /** Ends the session of a cookie token; answers it (undefined when there was none). */
+  async end(token: string): Promise<ConsoleSessionRecord | undefined> {
+    const tokenSha256 = sha256Hex(token);
+    const record = await this.store((store) => store.getSession(tokenSha256));
+    if (record) await this.store((store) => store.deleteSession(tokenSha256));
+    return record;
+  }
+
+  /** The admin key behind a session as the directory has it now: a revoked, disabled or expired one ends the session. */
+  private keyOf(id: string): AdminKeyView {
+    let key: AdminKeyView;
+    try {
+      key = this.directory.get(id);
+    } catch {
+      throw new AuthFailure('revoked', 'The admin key of this console session has been revoked; sign in again.');
+    }
+    if (key.disabled) throw new AuthFailure('disabled', 'The admin key of this console session is disabled.');
+    if (key.expiresAt !== null && this.now() >= Date.parse(key.expiresAt)) {
+      throw new AuthFailure('expired', `The admin key of this console session expired at ${key.expiresAt}.`);
+    }
+    return key;
+  }
+
+  private async store<T>(operation: (store: DurableStore) => Promise<T>): Promise<T> {
+    try {
+      return await operation(this.handle.require());
+    } catch (err) {
+      if (err instanceof DatabaseUnavailableError) throw errors.databaseUnavailable();
+      throw err;
+    }
+  }
+}
+
+/** Whether a write's `x-csrf-token` is its session's (in constant time: the token is a secret). */
+export function csrfMatches(sent: string | string[] | undefined, expected: string): boolean {
+  if (typeof sent !== 'string') return false;
+  const a = Buffer.from(sent);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
