@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
 import { AdminKeyAdmin, AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeAdminKeys, RuntimeKeys, startKeySync, syncAdminKeys } from './auth/index.js';
-import { ConfigError, loadConfig, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
+import { ConfigError, ConfigStatus, loadConfig, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
 import { createConsoleHandler, type ConsoleHandler } from './console/index.js';
@@ -163,7 +163,8 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
   await durable.handle.open();
   const live = parts.add('live configuration', (config) => config, await LiveConfiguration.build(initial, services));
   let draining = false;
-  const reload = reloader(options.configPath, live, parts, { logger, metrics, trail: durable.trail });
+  const configStatus = new ConfigStatus(options.configPath ?? 'no file: the configuration was passed in at start-up');
+  const reload = reloader(options.configPath, live, parts, { logger, metrics, trail: durable.trail, status: configStatus });
   const app = createOperationsApp({
     current: () => live.current,
     limiter,
@@ -178,6 +179,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     ownership,
     trail: durable.trail,
     reload,
+    configStatus,
     isDraining: () => draining,
     metricsPath: initial.metrics.port === null ? initial.metrics.path : null,
     fallback: (req, res) => live.current.route(req, res),
@@ -227,6 +229,8 @@ interface ReloadDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly trail: AuditTrail;
+  /** What GET /admin/config shows: each reload's outcome. */
+  readonly status: ConfigStatus;
 }
 
 /**
@@ -241,6 +245,7 @@ function reloader(configPath: string | undefined, live: LiveConfiguration, parts
       const { changed, restartRequired } = diffConfig(live.current.config, next);
       await parts.reconfigure(applicableConfig(live.current.config, next));
       deps.metrics.recordConfigReload('ok');
+      deps.status.applied(restartRequired);
       deps.trail.record(actor, 'config.reload', 'config', 'ok', requestId, actorRole);
       deps.logger.info({ changed, restartRequired }, 'configuration reloaded');
       return { status: 'reloaded', changed, restartRequired };
@@ -248,6 +253,7 @@ function reloader(configPath: string | undefined, live: LiveConfiguration, parts
       deps.metrics.recordConfigReload('error');
       const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
       deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId, actorRole);
+      deps.status.refused(message);
       throw errors.invalidConfig(message);
     }
   };

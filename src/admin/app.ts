@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import type { AdminKeyAdmin, AuthFailureLimit, Authenticator, KeyAdmin } from '../auth/index.js';
-import type { Config } from '../config/index.js';
+import type { Config, ConfigStatus } from '../config/index.js';
 import { asGatewayError, errors, GatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
 import type { Ledger } from '../metering/index.js';
@@ -44,6 +44,8 @@ export interface OperationsAppDeps {
   readonly trail: AuditTrail;
   /** Re-reads and applies the config file; rejects with 400 invalid_config (nothing changed) when it is not valid. */
   readonly reload: Reload;
+  /** The running configuration's source and reload history (GET /admin/config). */
+  readonly configStatus: ConfigStatus;
   readonly isDraining: () => boolean;
   /** Where the exposition is served on this listener (null: `metrics.port` has its own). Fixed at start. */
   readonly metricsPath: string | null;
@@ -128,6 +130,7 @@ function mountAdminRoutes(app: Express, deps: OperationsAppDeps, sessions: Conso
     registry: deps.ownership,
     currency: () => deps.current().config.metering.prices.currency,
     reload: deps.reload,
+    configStatus: deps.configStatus,
   };
   const admin = requireAdmin(deps.current, deps.authFailureLimit, deps.metrics, sessions);
   const json = express.json({ limit: '64kb', strict: false });

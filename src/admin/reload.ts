@@ -1,4 +1,6 @@
 import type { RequestHandler } from 'express';
+import type { ConfigStatus } from '../config/index.js';
+import { invalidQuery } from './request.js';
 
 /** What a reload answers (SPEC 12.2). */
 export interface ReloadResult {
@@ -17,4 +19,10 @@ export type Reload = (actor: string, requestId: string, actorRole?: string) => P
 export const reloadHandler = ({ reload }: { readonly reload: Reload }): RequestHandler => async (_req, res) => {
   const admin = res.locals.admin as { id: string; role: string };
   res.json(await reload(admin.id, String(res.getHeader('x-request-id')), admin.role));
+};
+
+/** `GET /admin/config` (SPEC 17, the console's Settings): the running configuration's source, load time, last reload, restart-only changes. */
+export const configStatusHandler = ({ configStatus }: { readonly configStatus: ConfigStatus }): RequestHandler => (req, res, next) => {
+  for (const name of Object.keys(req.query as Record<string, unknown>)) return next(invalidQuery(name, `Unknown query parameter "${name}"; /admin/config takes none.`));
+  res.json(configStatus.view());
 };

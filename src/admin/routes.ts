@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AdminKeyAdmin, KeyAdmin } from '../auth/index.js';
+import type { ConfigStatus } from '../config/index.js';
 import type { Ledger } from '../metering/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { StoreHandle } from '../store/index.js';
@@ -7,7 +8,8 @@ import type { TeamAdmin } from '../teams/index.js';
 import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from './admin-keys.js';
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
 import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from './keys.js';
-import { reloadHandler, type Reload } from './reload.js';
+import { configStatusHandler, reloadHandler, type Reload } from './reload.js';
+import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
 import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from './teams.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
@@ -41,6 +43,7 @@ export interface AdminRouteDeps {
   /** The price currency of the current configuration. */
   readonly currency: () => string;
   readonly reload: Reload;
+  readonly configStatus: ConfigStatus;
 }
 
 /**
@@ -70,12 +73,14 @@ export interface AdminRouteSpec {
 const READ = { admin: 'all', viewer: 'all', 'team-admin': 'own-team' } as const;
 /** A change to keys: a team-admin may make it on its own team's keys; a viewer may not. */
 const TEAM_KEY_WRITE = { admin: 'all', viewer: 'none', 'team-admin': 'own-team' } as const;
+/** Not team data: every team-wide role reads it, a team-admin does not. */
+const GLOBAL_READ = { admin: 'all', viewer: 'all', 'team-admin': 'none' } as const;
 /** For `admin` keys only. */
 const ADMIN_ONLY = { admin: 'all', viewer: 'none', 'team-admin': 'none' } as const;
 
 const audit = (action: AuditAction): AdminWrite => ({ action, recordedBy: 'hook' });
 
-/** The admin API of SPEC 7, 12, 13.3 and 14.2. */
+/** The admin API of SPEC 7, 12, 13.3, 14.2, 16 and 17 (the console's reads). */
 export const ADMIN_ROUTES: readonly AdminRouteSpec[] = [
   { method: 'GET', path: '/admin/usage', body: 'none', write: null, access: READ, handler: usageHandler },
   { method: 'GET', path: '/admin/usage/requests', body: 'none', write: null, access: READ, handler: ledgerRowsHandler },
@@ -101,6 +106,8 @@ export const ADMIN_ROUTES: readonly AdminRouteSpec[] = [
   { method: 'PUT', path: '/admin/resources/:kind/:id', body: 'json', write: audit('resource.assign'), access: ADMIN_ONLY, handler: assignResourceHandler },
   { method: 'DELETE', path: '/admin/resources/:kind/:id', body: 'none', write: audit('resource.release'), access: ADMIN_ONLY, handler: releaseResourceHandler },
   // The reload records itself (SIGHUP reloads are audited too); its body is not read.
+  { method: 'GET', path: '/admin/overview', body: 'none', write: null, access: READ, handler: overviewHandler },
+  { method: 'GET', path: '/admin/config', body: 'none', write: null, access: GLOBAL_READ, handler: configStatusHandler },
   { method: 'POST', path: '/admin/config/reload', body: 'none', write: { action: 'config.reload', recordedBy: 'operation' }, access: ADMIN_ONLY, handler: reloadHandler },
 ];
 

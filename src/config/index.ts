@@ -7,6 +7,7 @@ import { firstIssueInWords } from './zod-issue.js';
 export { ADMIN_ROLES, adminRoleSchema, keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
 
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
+export { ConfigStatus, type ConfigStatusView, type LastReload } from './status.js';
 export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
 

@@ -12,6 +12,7 @@ import type { StoreBackend } from './core/store-backend.js';
 import { insertKey, markRevoked, patchKey, rotateSecret, selectKey, selectKeys, selectStoredKeys } from './keys/key-queries.js';
 import { deleteLedgerChunk, insertLedger, selectLedgerPage } from './ledger/ledger-queries.js';
 import { aggregateLedger } from './ledger/usage-aggregate.js';
+import { selectRecentOutcomes, selectUsageCells } from './ledger/overview-queries.js';
 import { insertTeam, patchTeam, removeTeam, selectTeam, selectTeams } from './teams/team-queries.js';
 import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resources/resource-queries.js';
 
@@ -232,6 +233,14 @@ export class KyselyDurableStore implements Store.DurableStore {
 
   aggregateUsage(query: Store.UsageAggregateQuery): Promise<Store.UsageAggregate[]> {
     return this.call((db) => aggregateLedger(db, this.backend.dialect, query));
+  }
+
+  usageCells(query: Store.UsageCellQuery): Promise<Store.UsageCell[]> {
+    return this.call((db) => selectUsageCells(db, this.backend.dialect, query));
+  }
+
+  recentOutcomes(query: Store.RecentOutcomesQuery): Promise<Store.RecentOutcomes> {
+    return this.call((db) => selectRecentOutcomes(db, query));
   }
 
   pageLedger(query: Store.LedgerPageQuery): Promise<Store.LedgerPage> {

@@ -183,6 +183,38 @@ export interface UsageAggregate {
   costNanos: number;
 }
 
+/** The inclusive UTC days to sum per day, team, project and model (the console's Overview). */
+export interface UsageCellQuery {
+  from: string;
+  to: string;
+  team?: string;
+}
+
+export interface UsageCell {
+  day: string;
+  team: string;
+  project: string;
+  model: string;
+  requests: number;
+  totalTokens: number;
+  costNanos: number;
+}
+
+/** A recent window of the ledger, `[since, until)` as instants. */
+export interface RecentOutcomesQuery {
+  since: string;
+  until: string;
+  team?: string;
+}
+
+export interface RecentOutcomes {
+  requests: number;
+  /** Answered 429 (a limit or a budget). */
+  rejected429: number;
+  /** Answered 5xx (the upstream failed or timed out, or the gateway could not serve it). */
+  upstreamErrors: number;
+}
+
 export interface LedgerPageQuery {
   from: string;
   to: string;
@@ -292,6 +324,9 @@ export interface DurableStore {
   /** Inserts in one transaction; a row whose id is present already (a retried batch) is skipped. Answers how many were new. */
   insertLedgerRows(rows: readonly LedgerRow[]): Promise<number>;
   aggregateUsage(query: UsageAggregateQuery): Promise<UsageAggregate[]>;
+  /** Sums per UTC day, team, project and model. */
+  usageCells(query: UsageCellQuery): Promise<UsageCell[]>;
+  recentOutcomes(query: RecentOutcomesQuery): Promise<RecentOutcomes>;
   /** Rows in time order (at, then id), by keyset. */
   pageLedger(query: LedgerPageQuery): Promise<LedgerPage>;
   /** Deletes rows older than `instant` (retention); answers how many. */

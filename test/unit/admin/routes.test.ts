@@ -31,6 +31,8 @@ describe('ADMIN_ROUTES', () => {
       ['/admin/audit', 'GET'],
       ['/admin/resources', 'GET'],
       ['/admin/resources/:kind/:id', 'PUT, DELETE'],
+      ['/admin/overview', 'GET'],
+      ['/admin/config', 'GET'],
       ['/admin/config/reload', 'POST'],
     ]);
   });
@@ -63,6 +65,9 @@ describe('ADMIN_ROUTES', () => {
       ['GET /admin/resources', 'all', 'all', 'own-team'],
       ['PUT /admin/resources/:kind/:id', 'all', 'none', 'none'],
       ['DELETE /admin/resources/:kind/:id', 'all', 'none', 'none'],
+      ['GET /admin/overview', 'all', 'all', 'own-team'],
+      // The running configuration is not team data; a viewer reads every GET (SPEC 16).
+      ['GET /admin/config', 'all', 'all', 'none'],
       ['POST /admin/config/reload', 'all', 'none', 'none'],
     ]);
   });
