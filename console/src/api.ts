@@ -201,6 +201,7 @@ export interface Totals {
 }
 
 export interface Overview {
+  readonly currency: string;
   readonly today: Totals;
   readonly month: Totals;
   readonly costPerDay: ReadonlyArray<{ readonly day: string; readonly team: string; readonly cost: Amount }>;

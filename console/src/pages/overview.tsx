@@ -55,7 +55,7 @@ export function OverviewPage() {
           </dl>
         </section>
       </div>
-      <Panel title="Cost per day, last 30 days, by team">
+      <Panel title={`Cost per day, last 30 days, by team (${data.currency})`}>
         {chart !== null && <DayChart label="Cost per day for the last 30 days, stacked by team" days={chart.days} series={chart.series} format={formatCost} />}
       </Panel>
       <div class="columns">

@@ -26,7 +26,10 @@ function Adopt({ onAdopted }: { readonly onAdopted: () => void }) {
     event.preventDefault();
     const body = { team: values.team, project: values.project, ...(values.artifact === '' ? {} : { artifact: values.artifact }) };
     const url = adminUrl(`resources/${values.kind}/${encodeURIComponent(values.id.trim())}`);
-    if ((await submitted(FIELDS, check, () => call<Resource>(url, { method: 'PUT', body }), setErrors)) !== null) onAdopted();
+    if ((await submitted(FIELDS, check, () => call<Resource>(url, { method: 'PUT', body }), setErrors)) !== null) {
+      setValues({ kind: values.kind, id: '', team: '', project: '', artifact: '' });
+      onAdopted();
+    }
   };
   return (
     <Panel title="Adopt a resource">

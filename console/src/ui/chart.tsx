@@ -50,7 +50,7 @@ export function DayChart({ label, days, series, stacked = true, format }: { read
       cursor: { show: false },
       series: [
         {},
-        ...series.map((one, i) => ({ label: one.label, stroke: PALETTE[i % PALETTE.length]!, fill: PALETTE[i % PALETTE.length]!, paths: bars, width: 0 })),
+        ...series.map((one, i) => ({ label: one.label, stroke: PALETTE[i % PALETTE.length]!, fill: PALETTE[i % PALETTE.length]!, paths: bars, width: 0, points: { show: false } })),
       ],
     };
     // The top of the stack is drawn first: uPlot paints series in order.

@@ -98,29 +98,33 @@ export interface Column<T> {
   readonly numeric?: boolean;
 }
 
-/** A table with a caption and header cells, in a region that scrolls on its own when it is wider than the screen. */
+/**
+ * A table with a caption and header cells. On a phone each row becomes a card whose cells are
+ * labelled by their column (`data-label`); the explicit roles keep it a table for screen readers
+ * when CSS changes its display.
+ */
 export function DataTable<T>({ caption, columns, rows, rowKey, empty = 'Nothing yet.' }: { readonly caption: string; readonly columns: ReadonlyArray<Column<T>>; readonly rows: readonly T[]; readonly rowKey: (row: T) => string; readonly empty?: string }) {
   return (
-    <div class="table-wrap" role="region" aria-label={caption} tabIndex={0}>
-      <table>
+    <div class="table-wrap">
+      <table role="table" aria-label={caption}>
         <caption>{caption}</caption>
-        <thead>
-          <tr>
+        <thead role="rowgroup">
+          <tr role="row">
             {columns.map((column) => (
-              <th scope="col" key={column.label} class={column.numeric ? 'num' : undefined}>{column.label}</th>
+              <th role="columnheader" scope="col" key={column.label} class={column.numeric ? 'num' : undefined}>{column.label}</th>
             ))}
           </tr>
         </thead>
-        <tbody>
+        <tbody role="rowgroup">
           {rows.length === 0 ? (
-            <tr>
-              <td colSpan={columns.length} class="empty">{empty}</td>
+            <tr role="row">
+              <td role="cell" colSpan={columns.length} class="empty">{empty}</td>
             </tr>
           ) : (
             rows.map((row) => (
-              <tr key={rowKey(row)}>
+              <tr role="row" key={rowKey(row)}>
                 {columns.map((column) => (
-                  <td key={column.label} class={column.numeric ? 'num' : undefined}>{column.cell(row)}</td>
+                  <td role="cell" key={column.label} data-label={column.label} class={column.numeric ? 'num' : undefined}>{column.cell(row)}</td>
                 ))}
               </tr>
             ))

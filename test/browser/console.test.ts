@@ -1,0 +1,365 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInferenceHost } from '../fixtures/inference-host.js';
+import { startTrainingService, type FakeUpstream } from '../fixtures/training-service.js';
+import { startGateway, testConfig, type RunningGateway } from '../helpers/gateway.js';
+import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES, KEYS } from '../helpers/keys.js';
+import { eventually } from '../helpers/wait.js';
+import { createTestDatabase, relayTo, type TestDatabase } from '../helpers/postgres.js';
+import type { TcpProxy } from '../helpers/tcp-proxy.js';
+import { buildConsole, documentWidth, launchChromium, Watched } from './console-harness.js';
+
+const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
+const VIEWER = 'tg-test-viewer-key-cccccccccccccccccc';
+const LEAD = 'tg-test-team-a-lead-dddddddddddddddd';
+const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Settings'] as const;
+const SCREENSHOTS = join(import.meta.dirname, '../../docs/console');
+const TODAY = new Date().toISOString().slice(0, 10);
+const MONTH_START = `${TODAY.slice(0, 8)}01`;
+/** The buttons of writes: none of them may be shown to a viewer. */
+const WRITE_BUTTONS = /^(Create key|Create team|Edit|Rotate|Disable|Enable|Revoke|Reload|Adopt|Save)\b/;
+
+/** One browser and one console build for the whole file. */
+let browser: Browser;
+let consoleDir: string;
+beforeAll(async () => {
+  [consoleDir, browser] = await Promise.all([buildConsole(), launchChromium()]);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the console in Chromium (SPEC 17)', () => {
+  let upstreams: FakeUpstream[];
+  let gw: RunningGateway;
+  const contexts: Watched[] = [];
+  let admin: Page;
+  let created: { id: string; secret: string };
+
+  const chat = (key: string, usage = '12,5') =>
+    request(gw.url).post('/v1/chat/completions').set('authorization', bearer(key)).set('x-fixture-usage', usage).send({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 });
+
+  async function open(options: Parameters<typeof Watched.open>[1] = {}): Promise<{ watched: Watched; page: Page }> {
+    const watched = await Watched.open(browser, options);
+    contexts.push(watched);
+    const page = await watched.newPage();
+    await page.goto(`${gw.url}/console/`);
+    return { watched, page };
+  }
+
+  async function signIn(page: Page, key: string): Promise<void> {
+    await page.getByLabel('Admin key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+  }
+
+  /** Follows a navigation link and waits until the page has loaded what it shows. */
+  async function visit(page: Page, name: (typeof PAGES)[number]): Promise<void> {
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
+    await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
+    await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
+  }
+
+  beforeAll(async () => {
+    const [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+    upstreams = [service, inference];
+    const config = testConfig(
+      { service: service.url, inference: inference.url },
+      {
+        auth: {
+          keys: KEY_ENTRIES,
+          admin: { keys: [...ADMIN_ENTRIES, { id: 'finance', sha256: digest(VIEWER), role: 'viewer' }, { id: 'team-a-lead', sha256: digest(LEAD), role: 'team-admin', team: 'team-a' }] },
+        },
+        teams: {
+          require: true,
+          records: [
+            { id: 'team-a', description: 'Search', limits: { costPerMonth: 5, costPerDay: 1 } },
+            { id: 'team-b', description: 'Ranking', limits: { costPerMonth: 2 } },
+          ],
+        },
+        metering: { prices: { models: { [MODEL]: { prompt: 1000, completion: 3000 } } } },
+      },
+    );
+    gw = await startGateway(config, undefined, { consoleDir });
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+    await Promise.all((upstreams ?? []).map((upstream) => upstream.close()));
+  });
+
+  it('signs in with an admin key, a wrong key refused beside the field', async () => {
+    const { watched, page } = await open();
+    admin = page;
+    watched.expectFailure('POST', '/admin/session', 401);
+    await page.getByLabel('Admin key').fill('tg-not-a-key-0000000000000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const refused = await request(gw.url).post('/admin/session').send({ key: 'tg-not-a-key-0000000000000000' });
+    await expect.poll(() => page.getByLabel('Admin key').getAttribute('aria-invalid')).toBe('true');
+    const describedBy = (await page.getByLabel('Admin key').getAttribute('aria-describedby'))!.split(' ');
+    expect(await page.locator(`[id="${describedBy.at(-1)}"]`).textContent()).toBe(refused.body.error.message);
+    await signIn(page, KEYS.admin);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+    expect(await page.getByText('ops · admin').count()).toBe(1);
+  });
+
+  it('creates a key: checked before sending, the API error beside its field, the secret shown once with a copy button', async () => {
+    const watched = contexts[0]!;
+    await watched.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await visit(admin, 'Keys');
+    const posts: string[] = [];
+    admin.on('request', (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/admin/keys' && posts.push(req.url()));
+    const form = admin.getByRole('form', { name: 'Create a key' });
+    await form.getByLabel('Team').fill('not a name!');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => form.getByLabel('Team').getAttribute('aria-invalid')).toBe('true');
+    expect(posts).toEqual([]);
+
+    watched.expectFailure('POST', '/admin/keys', 400);
+    await form.getByLabel('Team').fill('team-zzz');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => form.locator('.field-error').allTextContents()).toEqual(['team: no team "team-zzz" exists (teams.require is on); create it first.']);
+    expect(posts).toHaveLength(1);
+
+    await form.getByLabel('Team').fill('team-a');
+    await form.getByLabel('Description').fill('made in the console');
+    await form.getByLabel('Requests per minute').fill('600');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = admin.getByRole('region', { name: /^Key .* created$/ });
+    await secretBox.waitFor();
+    const id = (await secretBox.getByRole('heading').textContent())!.replace(/^Key (.*) created$/, '$1');
+    const secret = (await secretBox.getByTestId('secret').textContent())!;
+    expect(secret).toMatch(/^tg-/);
+    await secretBox.getByRole('button', { name: 'Copy key' }).click();
+    await secretBox.getByText('Copied.').waitFor();
+    expect(await admin.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await secretBox.getByRole('button', { name: 'Done' }).click();
+    await admin.reload();
+    await admin.getByRole('cell', { name: id, exact: true }).waitFor();
+    expect(await admin.content()).not.toContain(secret);
+    created = { id, secret };
+  });
+
+  it('uses the new key on /v1; the traffic shows on Overview and Usage', async () => {
+    const answers = await Promise.all([chat(created.secret), chat(created.secret, '40,20'), chat(KEYS.teamA, '200,100'), chat(KEYS.teamB, '80,10')]);
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+    await gw.gateway.settled();
+    await visit(admin, 'Overview');
+    await admin.reload();
+    const today = admin.getByRole('region', { name: 'Today' });
+    await expect.poll(() => today.getByTestId('Today-requests').textContent()).toBe('4');
+    await visit(admin, 'Usage');
+    const row = admin.getByRole('row').filter({ has: admin.getByRole('cell', { name: 'team-a', exact: true }) }).filter({ has: admin.getByRole('cell', { name: 'default', exact: true }) });
+    await expect.poll(() => row.getByRole('cell').allTextContents()).toEqual(['team-a', 'default', '3', '377', '0.63']);
+  });
+
+  it('downloads the usage CSV, the same as the API answers it', async () => {
+    await visit(admin, 'Usage');
+    const [download] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('link', { name: 'Download CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    const api = await request(gw.url).get(`/admin/usage?from=${MONTH_START}&to=${TODAY}&format=csv`).set('authorization', bearer(KEYS.admin));
+    expect(download.suggestedFilename()).toBe('usage.csv');
+    expect(csv).toBe(api.text);
+    const lines = csv.split('\r\n');
+    expect(lines[0]).toBe('team,project,requests,prompt_tokens,completion_tokens,total_tokens,cost');
+    expect(lines).toContain('team-a,default,3,252,125,377,0.627');
+  });
+
+  it('shows every page with header cells and named controls, and screenshots it', async () => {
+    for (const name of PAGES) {
+      await visit(admin, name);
+      if (name === 'Requests') {
+        await admin.getByRole('button', { name: /^Details of request / }).first().click();
+        await admin.getByRole('region', { name: /^Request / }).waitFor();
+      }
+      const unnamed = await admin.evaluate(() =>
+        [...document.querySelectorAll('button, input, select, a[href]')]
+          .filter((el) => !((el as HTMLInputElement).labels?.length || el.getAttribute('aria-label') || el.textContent?.trim()))
+          .map((el) => el.outerHTML),
+      );
+      expect(unnamed, name).toEqual([]);
+      for (const table of await admin.locator('table').all()) expect(await table.locator('th').count(), name).toBeGreaterThan(0);
+      await admin.screenshot({ path: join(SCREENSHOTS, `${name.toLowerCase()}.png`), fullPage: true });
+    }
+  });
+
+  it('adopts a resource from the Resources page', async () => {
+    await visit(admin, 'Resources');
+    const form = admin.getByRole('form', { name: 'Adopt a resource' });
+    await form.getByLabel('Resource id').fill('qwen-search-ft');
+    await form.getByLabel('Team').fill('team-a');
+    await form.getByLabel('Project').fill('search');
+    await form.getByLabel('Artifact (models)').fill('acme/search/qwen-ft');
+    await form.getByRole('button', { name: 'Adopt' }).click();
+    await admin.getByRole('cell', { name: 'qwen-search-ft', exact: true }).waitFor();
+    await admin.screenshot({ path: join(SCREENSHOTS, 'resources.png'), fullPage: true });
+  });
+
+  it('fits a phone (390×844) without horizontal scrolling, in light and dark', async () => {
+    const phone = await contexts[0]!.newPage();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto(`${gw.url}/console/`);
+    await phone.getByRole('navigation', { name: 'Pages' }).waitFor();
+    for (const name of PAGES) {
+      await visit(phone, name);
+      expect(await documentWidth(phone), name).toBeLessThanOrEqual(390);
+    }
+    await visit(phone, 'Overview');
+    await phone.screenshot({ path: join(SCREENSHOTS, 'overview-phone.png'), fullPage: true });
+    await phone.emulateMedia({ colorScheme: 'dark' });
+    await visit(phone, 'Keys');
+    await phone.screenshot({ path: join(SCREENSHOTS, 'keys-phone-dark.png'), fullPage: true });
+    await phone.close();
+  });
+
+  it('works with the keyboard alone: sign in, follow a link, open a page', async () => {
+    const { page } = await open();
+    await page.getByLabel('Admin key').waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('key');
+    await page.keyboard.type(VIEWER);
+    await page.keyboard.press('Enter');
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    let focused = '';
+    for (let i = 0; i < 10 && focused !== 'Keys'; i++) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
+    }
+    expect(focused).toBe('Keys');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Keys', exact: true }).waitFor();
+    await page.close();
+  });
+
+  it('refuses a write that lacks the CSRF token (403 csrf_token_invalid)', async () => {
+    contexts[0]!.expectFailure('POST', '/admin/keys', 403);
+    const answer = await admin.evaluate(async () => {
+      const res = await fetch('/admin/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ team: 'team-a' }) });
+      return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
+    });
+    expect(answer).toEqual({ status: 403, code: 'csrf_token_invalid' });
+  });
+
+  it('revokes the key after a confirmation; /v1 then answers 401', async () => {
+    await visit(admin, 'Keys');
+    await admin.getByRole('button', { name: `Revoke ${created.id}` }).click();
+    const dialog = admin.getByRole('dialog', { name: `Revoke ${created.id}?` });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await chat(created.secret)).status).toBe(200);
+    await admin.getByRole('button', { name: `Revoke ${created.id}` }).click();
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await admin.getByRole('cell', { name: created.id, exact: true }).waitFor({ state: 'detached' });
+    const refused = await chat(created.secret);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe('invalid_api_key');
+  });
+
+  it('shows a team-admin its own team only', async () => {
+    const { page } = await open();
+    await signIn(page, LEAD);
+    for (const name of ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Resources'] as const) {
+      await visit(page, name);
+      expect(await page.locator('main').textContent(), name).not.toContain('team-b');
+    }
+    await visit(page, 'Teams');
+    expect(await page.getByRole('table', { name: 'Teams' }).locator('tbody tr').count()).toBe(1);
+    await visit(page, 'Keys');
+    expect(await page.getByRole('form', { name: 'Create a key' }).getByText('Team: team-a').count()).toBe(1);
+    await page.close();
+  });
+
+  it('shows a viewer no write controls', async () => {
+    const { page } = await open();
+    await signIn(page, VIEWER);
+    for (const name of PAGES) {
+      await visit(page, name);
+      expect(await page.getByRole('button', { name: WRITE_BUTTONS }).allTextContents(), name).toEqual([]);
+      expect(await page.getByRole('form', { name: /^(Create|Adopt|Edit|Rotate)/ }).count(), name).toBe(0);
+    }
+    await page.close();
+  });
+
+  it('returns to sign-in when the session ends mid-way (its admin key revoked)', async () => {
+    const made = await request(gw.url).post('/admin/admin-keys').set('authorization', bearer(KEYS.admin)).send({ role: 'admin', description: 'short-lived' });
+    expect(made.status).toBe(201);
+    const { watched, page } = await open();
+    await signIn(page, made.body.key as string);
+    await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
+    expect((await request(gw.url).delete(`/admin/admin-keys/${made.body.id as string}`).set('authorization', bearer(KEYS.admin))).status).toBe(204);
+    watched.expectFailure('GET', '/admin/keys', 401);
+    // The key's sessions die within a second (SPEC 17): the cookie is refused first, then the page finds out on its next call.
+    await eventually(async () => (await watched.context.request.get(`${gw.url}/admin/session`)).status() === 401, 2000);
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Keys', exact: true }).click();
+    await page.getByText('Your session has ended. Sign in again.').waitFor();
+    await page.getByLabel('Admin key').waitFor();
+  });
+
+  it('signs out: the session is over for the browser and the gateway', async () => {
+    await admin.getByRole('button', { name: 'Sign out' }).click();
+    await admin.getByText('Signed out.').waitFor();
+    contexts[0]!.expectFailure('GET', '/admin/keys', 401);
+    expect((await contexts[0]!.context.request.get(`${gw.url}/admin/keys`)).status()).toBe(401);
+    await admin.reload();
+    await admin.getByLabel('Admin key').waitFor();
+  });
+
+  it('logged no console error, sent no request off 127.0.0.1 and met no failure it did not cause', () => {
+    expect(contexts.flatMap((watched) => watched.problems)).toEqual([]);
+  });
+});
+
+describe('the console while the database is away', () => {
+  let database: TestDatabase;
+  let relay: TcpProxy;
+  let upstreams: FakeUpstream[];
+  let gw: RunningGateway;
+  let watched: Watched;
+
+  beforeAll(async () => {
+    let service: FakeUpstream;
+    let inference: FakeUpstream;
+    [database, service, inference] = await Promise.all([createTestDatabase(), startTrainingService(), startInferenceHost()]);
+    upstreams = [service, inference];
+    let url: string;
+    ({ relay, url } = await relayTo(database));
+    gw = await startGateway(testConfig({ service: service.url, inference: inference.url }, { database: { url, timeoutMs: 300, requestTimeoutMs: 100 } }), undefined, { consoleDir });
+    watched = await Watched.open(browser);
+  });
+  afterAll(async () => {
+    await watched?.close();
+    await gw?.close();
+    await relay?.close();
+    await Promise.all((upstreams ?? []).map((upstream) => upstream.close()));
+    await database?.drop();
+  });
+
+  it('shows a banner, not a blank page, on 503 database_unavailable, and drops it once the database answers again', async () => {
+    const page = await watched.newPage();
+    await page.goto(`${gw.url}/console/`);
+    await page.getByLabel('Admin key').fill(KEYS.admin);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    const banner = page.getByRole('alert').filter({ hasText: "The gateway's database cannot be reached right now" });
+    expect(await banner.count()).toBe(0);
+
+    watched.expectFailure('GET', /^\/admin\//, 503);
+    await relay.cut();
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Usage', exact: true }).click();
+    await banner.waitFor();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Usage');
+
+    await relay.restore();
+    // The pool reconnects on its own schedule: each try loads a page and waits for its answer.
+    await eventually(async () => {
+      const link = page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: page.url().endsWith('#/audit') ? 'Usage' : 'Audit', exact: true });
+      await Promise.all([page.waitForResponse((res) => new URL(res.url()).pathname.startsWith('/admin/')), link.click()]);
+      return (await banner.count()) === 0;
+    }, 15_000);
+    expect(watched.problems).toEqual([]);
+  });
+});
