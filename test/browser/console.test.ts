@@ -77,7 +77,7 @@ describe('the console in Chromium (SPEC 17)', () => {
         teams: {
           require: true,
           records: [
-            { id: 'team-a', description: 'Search', limits: { costPerMonth: 5, costPerDay: 1 } },
+            { id: 'team-a', description: 'Search', limits: { costPerMonth: 20, costPerDay: 5 } },
             { id: 'team-b', description: 'Ranking', limits: { costPerMonth: 2 } },
           ],
         },
@@ -242,6 +242,65 @@ describe('the console in Chromium (SPEC 17)', () => {
       return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
     });
     expect(answer).toEqual({ status: 403, code: 'csrf_token_invalid' });
+  });
+
+  it('edits a key\'s limits, rotates it with an overlap, disables and enables it', async () => {
+    await visit(admin, 'Keys');
+    const row = admin.getByRole('row').filter({ has: admin.getByRole('cell', { name: created.id, exact: true }) });
+    await admin.getByRole('button', { name: `Edit ${created.id}` }).click();
+    const edit = admin.getByRole('form', { name: `Edit ${created.id}` });
+    await edit.getByLabel('Requests per minute').fill('1.5');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => edit.getByLabel('Requests per minute').getAttribute('aria-invalid')).toBe('true');
+    await edit.getByLabel('Requests per minute').fill('1200');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => row.getByRole('cell').nth(3).textContent()).toBe('rpm 1,200');
+
+    await admin.getByRole('button', { name: `Rotate ${created.id}` }).click();
+    const rotate = admin.getByRole('form', { name: `Rotate ${created.id}` });
+    await rotate.getByLabel('Old secret keeps working for (seconds)').fill('600');
+    await rotate.getByRole('button', { name: 'Rotate' }).click();
+    const secretBox = admin.getByRole('region', { name: `Key ${created.id} rotated` });
+    const rotated = (await secretBox.getByTestId('secret').textContent())!;
+    expect(rotated).not.toBe(created.secret);
+    expect([(await chat(rotated)).status, (await chat(created.secret)).status]).toEqual([200, 200]);
+    await secretBox.getByRole('button', { name: 'Done' }).click();
+
+    await admin.getByRole('button', { name: `Disable ${created.id}` }).click();
+    await expect.poll(() => row.getByRole('cell').nth(5).textContent()).toBe('Disabled');
+    const refused = await chat(rotated);
+    expect([refused.status, refused.body.error.message]).toEqual([401, 'This API key is disabled.']);
+    await admin.getByRole('button', { name: `Enable ${created.id}` }).click();
+    await expect.poll(() => row.getByRole('cell').nth(5).textContent()).toBe('Active');
+    expect((await chat(rotated)).status).toBe(200);
+    created = { id: created.id, secret: rotated };
+  });
+
+  it('places the API\'s refusal of a filter beside the field it names', async () => {
+    await visit(admin, 'Usage');
+    contexts[0]!.expectFailure('GET', '/admin/usage', 400);
+    const form = admin.getByRole('form', { name: 'Usage filters' });
+    await form.getByLabel('From (UTC day)').fill('2020-01-01');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    const api = await request(gw.url).get(`/admin/usage?from=2020-01-01&to=${TODAY}`).set('authorization', bearer(KEYS.admin));
+    expect(api.body.error.param).toBe('to');
+    await expect.poll(() => form.locator('.field-error').allTextContents()).toEqual([api.body.error.message]);
+    expect(await form.getByLabel('To (UTC day)').getAttribute('aria-invalid')).toBe('true');
+    await form.getByLabel('From (UTC day)').fill(MONTH_START);
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => form.locator('.field-error').count()).toBe(0);
+  });
+
+  it('opens a team\'s page: its budgets, projects and keys', async () => {
+    await visit(admin, 'Teams');
+    await admin.getByRole('link', { name: 'team-a', exact: true }).click();
+    await admin.getByRole('region', { name: 'Team team-a' }).waitFor();
+    const projects = admin.getByRole('table', { name: 'Projects of team-a, usage this month' });
+    // The first two requests, team-a-bot's, and three of the rotation test's (12 + 5 tokens each).
+    await expect.poll(() => projects.getByRole('row').filter({ has: admin.getByRole('cell', { name: 'default', exact: true }) }).getByRole('cell').allTextContents()).toEqual(['default', '6', '428', '0.71']);
+    expect(await projects.getByRole('cell', { name: 'prod', exact: true }).count()).toBe(1);
+    expect(await admin.getByRole('table', { name: 'Keys of team-a' }).getByRole('cell', { name: created.id, exact: true }).count()).toBe(1);
+    await admin.screenshot({ path: join(SCREENSHOTS, 'team.png'), fullPage: true });
   });
 
   it('revokes the key after a confirmation; /v1 then answers 401', async () => {

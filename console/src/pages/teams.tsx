@@ -71,7 +71,7 @@ function TeamDetail({ id }: { readonly id: string }) {
       )}
       <DataTable
         caption={`Projects of ${id}, usage this month`}
-        rows={[...projects.entries()]}
+        rows={[...projects.entries()].sort(([an, a], [bn, b]) => (b?.cost ?? 0) - (a?.cost ?? 0) || an.localeCompare(bn))}
         rowKey={([name]) => name}
         columns={[
           { label: 'Project', cell: ([name]) => name },
