@@ -303,6 +303,15 @@ describe('the console in Chromium (SPEC 17)', () => {
     await admin.screenshot({ path: join(SCREENSHOTS, 'team.png'), fullPage: true });
   });
 
+  it('reloads the configuration from Settings and shows the outcome', async () => {
+    await visit(admin, 'Settings');
+    contexts[0]!.expectFailure('POST', '/admin/config/reload', 400);
+    await admin.getByRole('button', { name: 'Reload' }).click();
+    await admin.getByRole('status').filter({ hasText: 'not started from a config file' }).waitFor();
+    const lastReload = admin.locator('.details div').filter({ has: admin.getByText('Last reload', { exact: true }) }).locator('dd');
+    await expect.poll(() => lastReload.textContent()).toMatch(/: refused — this gateway was not started from a config file: nothing to reload$/);
+  });
+
   it('revokes the key after a confirmation; /v1 then answers 401', async () => {
     await visit(admin, 'Keys');
     await admin.getByRole('button', { name: `Revoke ${created.id}` }).click();
