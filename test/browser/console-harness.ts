@@ -2,7 +2,20 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import request from 'supertest';
 import { build } from 'vite';
+import { expect } from 'vitest';
+import { startInferenceHost } from '../fixtures/inference-host.js';
+import { startTrainingService } from '../fixtures/training-service.js';
+import { startGateway, testConfig, type RunningGateway } from '../helpers/gateway.js';
+import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES } from '../helpers/keys.js';
+
+export const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
+/** Admin keys of the other roles (SPEC 16): a viewer, and the team-admin of team-a. */
+export const VIEWER = 'tg-test-viewer-key-cccccccccccccccccc';
+export const LEAD = 'tg-test-team-a-lead-dddddddddddddddd';
+/** The navigation of SPEC 17, in order. */
+export const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Settings'] as const;
 
 /** Debian's chromium package (`.ci/run` installs it): the browser builds playwright downloads cannot be fetched here. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -88,3 +101,58 @@ export class Watched {
 
 /** The widest the document gets: wider than the viewport means a horizontal scrollbar. */
 export const documentWidth = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth);
+
+export async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('Admin key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+}
+
+/** Follows a navigation link and waits until the page has loaded what it shows. */
+export async function visit(page: Page, name: (typeof PAGES)[number]): Promise<void> {
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
+  await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
+}
+
+export interface ConsoleStack {
+  readonly gw: RunningGateway;
+  /** A chat completion with `key`, the fixture reporting `usage` ("prompt,completion") tokens. */
+  chat(key: string, usage?: string): request.Test;
+  close(): Promise<void>;
+}
+
+/**
+ * A gateway serving the console build, on SQLite, in front of the fixture upstreams: the test
+ * keys, a viewer and a team-admin of team-a, two team records with budgets, and prices.
+ */
+export async function startConsoleStack(consoleDir: string): Promise<ConsoleStack> {
+  const [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+  const config = testConfig(
+    { service: service.url, inference: inference.url },
+    {
+      auth: {
+        keys: KEY_ENTRIES,
+        admin: { keys: [...ADMIN_ENTRIES, { id: 'finance', sha256: digest(VIEWER), role: 'viewer' }, { id: 'team-a-lead', sha256: digest(LEAD), role: 'team-admin', team: 'team-a' }] },
+      },
+      teams: {
+        require: true,
+        records: [
+          { id: 'team-a', description: 'Search', limits: { costPerMonth: 20, costPerDay: 5 } },
+          { id: 'team-b', description: 'Ranking', limits: { costPerMonth: 2 } },
+        ],
+      },
+      metering: { prices: { models: { [MODEL]: { prompt: 1000, completion: 3000 } } } },
+    },
+  );
+  const gw = await startGateway(config, undefined, { consoleDir });
+  return {
+    gw,
+    chat: (key, usage = '12,5') =>
+      request(gw.url).post('/v1/chat/completions').set('authorization', bearer(key)).set('x-fixture-usage', usage).send({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 }),
+    async close() {
+      await gw.close();
+      await Promise.all([service.close(), inference.close()]);
+    },
+  };
+}

@@ -3,24 +3,13 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInferenceHost } from '../fixtures/inference-host.js';
-import { startTrainingService, type FakeUpstream } from '../fixtures/training-service.js';
-import { startGateway, testConfig, type RunningGateway } from '../helpers/gateway.js';
-import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES, KEYS } from '../helpers/keys.js';
-import { eventually } from '../helpers/wait.js';
-import { createTestDatabase, relayTo, type TestDatabase } from '../helpers/postgres.js';
-import type { TcpProxy } from '../helpers/tcp-proxy.js';
-import { buildConsole, documentWidth, launchChromium, Watched } from './console-harness.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { bearer, KEYS } from '../helpers/keys.js';
+import { buildConsole, documentWidth, launchChromium, PAGES, signIn, startConsoleStack, visit, VIEWER, Watched, type ConsoleStack } from './console-harness.js';
 
-const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
-const VIEWER = 'tg-test-viewer-key-cccccccccccccccccc';
-const LEAD = 'tg-test-team-a-lead-dddddddddddddddd';
-const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Settings'] as const;
 const SCREENSHOTS = join(import.meta.dirname, '../../docs/console');
 const TODAY = new Date().toISOString().slice(0, 10);
 const MONTH_START = `${TODAY.slice(0, 8)}01`;
-/** The buttons of writes: none of them may be shown to a viewer. */
-const WRITE_BUTTONS = /^(Create key|Create team|Edit|Rotate|Disable|Enable|Revoke|Reload|Adopt|Save)\b/;
 
 /** One browser and one console build for the whole file. */
 let browser: Browser;
@@ -33,15 +22,14 @@ afterAll(async () => {
   await browser?.close();
 });
 
-describe('the console in Chromium (SPEC 17)', () => {
-  let upstreams: FakeUpstream[];
+describe('the console in Chromium, signed in as an admin (SPEC 17)', () => {
+  let stack: ConsoleStack;
   let gw: RunningGateway;
   const contexts: Watched[] = [];
   let admin: Page;
   let created: { id: string; secret: string };
 
-  const chat = (key: string, usage = '12,5') =>
-    request(gw.url).post('/v1/chat/completions').set('authorization', bearer(key)).set('x-fixture-usage', usage).send({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 });
+  const chat = (key: string, usage?: string) => stack.chat(key, usage);
 
   async function open(options: Parameters<typeof Watched.open>[1] = {}): Promise<{ watched: Watched; page: Page }> {
     const watched = await Watched.open(browser, options);
@@ -51,45 +39,13 @@ describe('the console in Chromium (SPEC 17)', () => {
     return { watched, page };
   }
 
-  async function signIn(page: Page, key: string): Promise<void> {
-    await page.getByLabel('Admin key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-  }
-
-  /** Follows a navigation link and waits until the page has loaded what it shows. */
-  async function visit(page: Page, name: (typeof PAGES)[number]): Promise<void> {
-    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
-    await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
-    await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
-  }
-
   beforeAll(async () => {
-    const [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
-    upstreams = [service, inference];
-    const config = testConfig(
-      { service: service.url, inference: inference.url },
-      {
-        auth: {
-          keys: KEY_ENTRIES,
-          admin: { keys: [...ADMIN_ENTRIES, { id: 'finance', sha256: digest(VIEWER), role: 'viewer' }, { id: 'team-a-lead', sha256: digest(LEAD), role: 'team-admin', team: 'team-a' }] },
-        },
-        teams: {
-          require: true,
-          records: [
-            { id: 'team-a', description: 'Search', limits: { costPerMonth: 20, costPerDay: 5 } },
-            { id: 'team-b', description: 'Ranking', limits: { costPerMonth: 2 } },
-          ],
-        },
-        metering: { prices: { models: { [MODEL]: { prompt: 1000, completion: 3000 } } } },
-      },
-    );
-    gw = await startGateway(config, undefined, { consoleDir });
+    stack = await startConsoleStack(consoleDir);
+    gw = stack.gw;
   });
 
   afterAll(async () => {
-    await gw?.close();
-    await Promise.all((upstreams ?? []).map((upstream) => upstream.close()));
+    await stack?.close();
   });
 
   it('signs in with an admin key, a wrong key refused beside the field', async () => {
@@ -235,15 +191,6 @@ describe('the console in Chromium (SPEC 17)', () => {
     await page.close();
   });
 
-  it('refuses a write that lacks the CSRF token (403 csrf_token_invalid)', async () => {
-    contexts[0]!.expectFailure('POST', '/admin/keys', 403);
-    const answer = await admin.evaluate(async () => {
-      const res = await fetch('/admin/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ team: 'team-a' }) });
-      return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
-    });
-    expect(answer).toEqual({ status: 403, code: 'csrf_token_invalid' });
-  });
-
   it('edits a key\'s limits, rotates it with an overlap, disables and enables it', async () => {
     await visit(admin, 'Keys');
     const row = admin.getByRole('row').filter({ has: admin.getByRole('cell', { name: created.id, exact: true }) });
@@ -327,46 +274,6 @@ describe('the console in Chromium (SPEC 17)', () => {
     expect(refused.body.error.code).toBe('invalid_api_key');
   });
 
-  it('shows a team-admin its own team only', async () => {
-    const { page } = await open();
-    await signIn(page, LEAD);
-    for (const name of ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Resources'] as const) {
-      await visit(page, name);
-      expect(await page.locator('main').textContent(), name).not.toContain('team-b');
-    }
-    await visit(page, 'Teams');
-    expect(await page.getByRole('table', { name: 'Teams' }).locator('tbody tr').count()).toBe(1);
-    await visit(page, 'Keys');
-    expect(await page.getByRole('form', { name: 'Create a key' }).getByText('Team: team-a').count()).toBe(1);
-    await page.close();
-  });
-
-  it('shows a viewer no write controls', async () => {
-    const { page } = await open();
-    await signIn(page, VIEWER);
-    for (const name of PAGES) {
-      await visit(page, name);
-      expect(await page.getByRole('button', { name: WRITE_BUTTONS }).allTextContents(), name).toEqual([]);
-      expect(await page.getByRole('form', { name: /^(Create|Adopt|Edit|Rotate)/ }).count(), name).toBe(0);
-    }
-    await page.close();
-  });
-
-  it('returns to sign-in when the session ends mid-way (its admin key revoked)', async () => {
-    const made = await request(gw.url).post('/admin/admin-keys').set('authorization', bearer(KEYS.admin)).send({ role: 'admin', description: 'short-lived' });
-    expect(made.status).toBe(201);
-    const { watched, page } = await open();
-    await signIn(page, made.body.key as string);
-    await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
-    expect((await request(gw.url).delete(`/admin/admin-keys/${made.body.id as string}`).set('authorization', bearer(KEYS.admin))).status).toBe(204);
-    watched.expectFailure('GET', '/admin/keys', 401);
-    // The key's sessions die within a second (SPEC 17): the cookie is refused first, then the page finds out on its next call.
-    await eventually(async () => (await watched.context.request.get(`${gw.url}/admin/session`)).status() === 401, 2000);
-    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Keys', exact: true }).click();
-    await page.getByText('Your session has ended. Sign in again.').waitFor();
-    await page.getByLabel('Admin key').waitFor();
-  });
-
   it('signs out: the session is over for the browser and the gateway', async () => {
     await admin.getByRole('button', { name: 'Sign out' }).click();
     await admin.getByText('Signed out.').waitFor();
@@ -378,56 +285,5 @@ describe('the console in Chromium (SPEC 17)', () => {
 
   it('logged no console error, sent no request off 127.0.0.1 and met no failure it did not cause', () => {
     expect(contexts.flatMap((watched) => watched.problems)).toEqual([]);
-  });
-});
-
-describe('the console while the database is away', () => {
-  let database: TestDatabase;
-  let relay: TcpProxy;
-  let upstreams: FakeUpstream[];
-  let gw: RunningGateway;
-  let watched: Watched;
-
-  beforeAll(async () => {
-    let service: FakeUpstream;
-    let inference: FakeUpstream;
-    [database, service, inference] = await Promise.all([createTestDatabase(), startTrainingService(), startInferenceHost()]);
-    upstreams = [service, inference];
-    let url: string;
-    ({ relay, url } = await relayTo(database));
-    gw = await startGateway(testConfig({ service: service.url, inference: inference.url }, { database: { url, timeoutMs: 300, requestTimeoutMs: 100 } }), undefined, { consoleDir });
-    watched = await Watched.open(browser);
-  });
-  afterAll(async () => {
-    await watched?.close();
-    await gw?.close();
-    await relay?.close();
-    await Promise.all((upstreams ?? []).map((upstream) => upstream.close()));
-    await database?.drop();
-  });
-
-  it('shows a banner, not a blank page, on 503 database_unavailable, and drops it once the database answers again', async () => {
-    const page = await watched.newPage();
-    await page.goto(`${gw.url}/console/`);
-    await page.getByLabel('Admin key').fill(KEYS.admin);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-    const banner = page.getByRole('alert').filter({ hasText: "The gateway's database cannot be reached right now" });
-    expect(await banner.count()).toBe(0);
-
-    watched.expectFailure('GET', /^\/admin\//, 503);
-    await relay.cut();
-    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Usage', exact: true }).click();
-    await banner.waitFor();
-    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Usage');
-
-    await relay.restore();
-    // The pool reconnects on its own schedule: each try loads a page and waits for its answer.
-    await eventually(async () => {
-      const link = page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: page.url().endsWith('#/audit') ? 'Usage' : 'Audit', exact: true });
-      await Promise.all([page.waitForResponse((res) => new URL(res.url()).pathname.startsWith('/admin/')), link.click()]);
-      return (await banner.count()) === 0;
-    }, 15_000);
-    expect(watched.problems).toEqual([]);
   });
 });
