@@ -17,6 +17,7 @@ import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './
 import { readSettings, type Settings } from './load-runs/settings.js';
 import { measureSoakRss } from './comparisons/soak-rss.js';
 import { soakSectionOf } from './soak/soak-report.js';
+import { consoleSectionOf } from './console/results-section.js';
 import { directTarget, startGatewayTarget, startProxyTarget, startStack, type Stack } from './load-runs/stack.js';
 
 /**
@@ -34,10 +35,13 @@ function writeResults(tables: Tables, runSettings: string, loadAtStart: number):
     .join('');
   const path = join(repositoryRoot(), 'bench', 'RESULTS.md');
   const command = `${env}npm run bench${args ? ` -- ${args}` : ''}`;
-  // The soak runs `npm run soak` appended at the end are kept: this run replaces the rest.
-  const soakRuns = existsSync(path) ? soakSectionOf(readFileSync(path, 'utf8')) : '';
+  // The console reads (bench/console/console-rows.ts) and the soak runs `npm run soak` appended at the end are kept: this run replaces the rest.
+  const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const soakRuns = soakSectionOf(previous);
+  const consoleReads = consoleSectionOf(previous);
   const extras = extraSections.join('\n');
-  writeFileSync(path, resultsDocument({ machine: describeMachine(loadAtStart), date: new Date().toISOString(), command, settings: runSettings, ...tables, extras }) + soakRuns);
+  const document = resultsDocument({ machine: describeMachine(loadAtStart), date: new Date().toISOString(), command, settings: runSettings, ...tables, extras });
+  writeFileSync(path, document + (consoleReads === '' ? '' : `\n${consoleReads}`) + soakRuns);
   log(`wrote ${path}`);
 }
 

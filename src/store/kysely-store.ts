@@ -252,7 +252,7 @@ export class KyselyDurableStore implements Store.DurableStore {
     const before = isoInstant(instant);
     let total = 0;
     for (;;) {
-      const { deleted, more } = await this.call((db) => deleteLedgerChunk(db, this.backend.dialect, before));
+      const { deleted, more } = await this.write(async (trx) => ({ value: await deleteLedgerChunk(trx, this.backend.dialect, before), changes: [] }));
       total += deleted;
       if (!more) return total;
       if (this.backend.dialect.blocksEventLoop) await nextTurn();

@@ -12,6 +12,8 @@ export interface ColumnTypes {
   readonly bigint: RawBuilder<unknown>;
   /** An integer primary key the database numbers. */
   readonly serial: RawBuilder<unknown>;
+  /** `YYYY-MM-DD` of a timestamp column, in UTC (what a migration that sums by day needs). */
+  readonly utcDay: (column: string) => RawBuilder<string>;
 }
 
 /** The few places where PostgreSQL and SQLite need different SQL; every query is written once around them. */
@@ -45,6 +47,7 @@ export const postgresDialect: SqlDialect = {
     integer: sql`integer`,
     bigint: sql`bigint`,
     serial: sql`bigserial`,
+    utcDay: (column) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD')`,
   },
   beginWrite: sql`begin`,
   blocksEventLoop: false,
@@ -67,6 +70,7 @@ export const sqliteDialect: SqlDialect = {
     integer: sql`integer`,
     bigint: sql`integer`,
     serial: sql`integer`,
+    utcDay: (column) => sql<string>`substr(${sql.ref(column)}, 1, 10)`,
   },
   beginWrite: sql`begin immediate`,
   blocksEventLoop: true,

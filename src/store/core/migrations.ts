@@ -200,6 +200,28 @@ async function addConsoleSessions(db: Kysely<Database>, c: ColumnTypes): Promise
     .execute();
   // Each sign-in deletes the expired ones: a range of this index.
   await db.schema.createIndex('console_sessions_expires').on('console_sessions').column('expires_at').execute();
+  await addLedgerDaily(db, c);
+}
+
+/** The columns a day of the ledger is summed by (ledger_daily's key). */
+const DAILY_KEY = ['day', 'team', 'project', 'key_id', 'model', 'method', 'route'] as const;
+
+/**
+ * Also version 6: the ledger summed per UTC day (SPEC 17: the console's usage and overview
+ * reads within 1 s at 1,000,000 rows, where summing the rows themselves took 2 s), filled from
+ * the rows already there.
+ */
+async function addLedgerDaily(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  let table = db.schema.createTable('ledger_daily');
+  for (const column of DAILY_KEY) table = table.addColumn(column, c.text, (col) => col.notNull());
+  for (const column of ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_nanos']) table = table.addColumn(column, c.bigint, (col) => col.notNull());
+  await table.addPrimaryKeyConstraint('ledger_daily_pk', [...DAILY_KEY] as never).execute();
+  await db.schema.createIndex('ledger_daily_team').on('ledger_daily').columns(['team', 'day']).execute();
+  await db.schema.createIndex('ledger_daily_key').on('ledger_daily').columns(['key_id', 'day']).execute();
+  const day = c.utcDay('at');
+  await sql`insert into ledger_daily (day, team, project, key_id, model, method, route, requests, prompt_tokens, completion_tokens, total_tokens, cost_nanos)
+    select ${day}, team, project, key_id, model, method, route, count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_nanos)
+    from ledger group by ${day}, team, project, key_id, model, method, route`.execute(db);
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -225,7 +247,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 6,
-    description: 'console sessions',
+    description: 'console sessions; the ledger summed per day',
     up: addConsoleSessions,
   },
 ];

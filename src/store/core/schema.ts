@@ -109,6 +109,25 @@ export interface ConsoleSessionsTable {
   expires_at: Timestamp;
 }
 
+/**
+ * Version 6: the ledger summed per UTC day and every dimension the usage API groups or filters
+ * by, kept in step with the ledger by its inserts and retention deletes (same transaction).
+ */
+export interface LedgerDailyTable {
+  day: string;
+  team: string;
+  project: string;
+  key_id: string;
+  model: string;
+  method: string;
+  route: string;
+  requests: BigCount;
+  prompt_tokens: BigCount;
+  completion_tokens: BigCount;
+  total_tokens: BigCount;
+  cost_nanos: BigCount;
+}
+
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
   api_keys: ApiKeysTable;
@@ -120,4 +139,5 @@ export interface Database {
   admin_keys: AdminKeysTable;
   admin_key_secrets: KeySecretsTable;
   console_sessions: ConsoleSessionsTable;
+  ledger_daily: LedgerDailyTable;
 }

@@ -9,7 +9,8 @@ import type { Database, LedgerTable } from './schema.js';
  * batch): compiling a multi-row INSERT for every batch cost about as much CPU as the database's
  * own work, and the gateway pays it on its event loop.
  */
-export type LedgerInserter = (trx: Kysely<Database>, values: ReadonlyArray<Insertable<LedgerTable>>) => Promise<number>;
+/** Answers the ids of the rows it inserted (a row whose id was present already is skipped): the daily sums count only those. */
+export type LedgerInserter = (trx: Kysely<Database>, values: ReadonlyArray<Insertable<LedgerTable>>) => Promise<readonly string[]>;
 
 /**
  * What one implementation (`postgres/`, `sqlite/`) hands the shared store: its database, and

@@ -6,6 +6,7 @@ import { isoInstant, ledgerRowFrom } from '../core/rows.js';
 import type { Database, LedgerTable } from '../core/schema.js';
 import type { LedgerInserter } from '../core/store-backend.js';
 import { decodeCursor, encodeCursor } from './ledger-cursor.js';
+import { addToDaily, type DailyPart } from './ledger-daily.js';
 
 /** Rows per retention DELETE: each statement stays well inside the call bound (SQLite: blocks the event loop briefly). */
 const DELETE_CHUNK = { postgres: 10_000, sqlite: 500 } as const;
@@ -51,7 +52,10 @@ export const LEDGER_COLUMNS = [
  * that reuse or pre-seed an x-request-id, are rows of their own.
  */
 export async function insertLedger(trx: Kysely<Database>, dialect: SqlDialect, rows: readonly LedgerRow[], insertValues: LedgerInserter): Promise<number> {
-  return insertValues(trx, rows.map((row) => ledgerInsert(row, dialect)));
+  const values = rows.map((row) => ledgerInsert(row, dialect));
+  const inserted = new Set(await insertValues(trx, values));
+  await addToDaily(trx, values.filter((value) => inserted.has(value.id)) as DailyPart[], 1);
+  return inserted.size;
 }
 
 /** One page in (at, id) order, by keyset from the cursor: the cost does not grow with the page number. */
@@ -77,12 +81,16 @@ export async function selectLedgerPage(db: Kysely<Database>, query: LedgerPageQu
   return { rows: page, hasMore: rows.length > query.limit, lastId: last ? encodeCursor({ at: last.at, id: last.id }) : null };
 }
 
-/** Deletes one chunk of rows older than `before`; answers how many (fewer than a chunk: done). */
+/** Deletes one chunk of rows older than `before`, and takes them from the daily sums (call it in a transaction); answers how many (fewer than a chunk: done). */
 export async function deleteLedgerChunk(db: Kysely<Database>, dialect: SqlDialect, before: string): Promise<{ deleted: number; more: boolean }> {
   const chunk = DELETE_CHUNK[dialect.name];
   // By the row's own key: newer rows may share an old row's request_id.
   const oldest = db.selectFrom('ledger').select('id').where('at', '<', before).limit(chunk);
-  const result = await db.deleteFrom('ledger').where('id', 'in', oldest).executeTakeFirst();
-  const deleted = Number(result.numDeletedRows);
-  return { deleted, more: deleted === chunk };
+  const gone = await db
+    .deleteFrom('ledger')
+    .where('id', 'in', oldest)
+    .returning(['at', 'team', 'project', 'key_id', 'model', 'method', 'route', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_nanos'])
+    .execute();
+  await addToDaily(db, gone.map((row) => ({ ...row, at: row.at instanceof Date ? row.at.toISOString() : row.at })), -1);
+  return { deleted: gone.length, more: gone.length === chunk };
 }

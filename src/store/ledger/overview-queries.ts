@@ -1,45 +1,42 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
-import { DAY_MS, dayRange } from '../../calendar.js';
+import { dayRange } from '../../calendar.js';
+import { daySlices } from './usage-aggregate.js';
 import { timeLeft } from '../core/deadline.js';
 import type { SqlDialect } from '../core/dialect.js';
 import type { RecentOutcomes, RecentOutcomesQuery, UsageCell, UsageCellQuery } from '../core/durable-store.js';
 import { toNumber } from '../core/rows.js';
 import type { Database } from '../core/schema.js';
 
-async function cellsOf(db: Kysely<Database>, dialect: SqlDialect, team: string | undefined, start: string, end: string) {
+async function cellsOf(db: Kysely<Database>, team: string | undefined, first: string, last: string) {
   return db
-    .selectFrom('ledger')
-    .select(dialect.utcDay('at').as('day'))
-    .select(['team', 'project', 'model'])
+    .selectFrom('ledger_daily')
+    .select(['day', 'team', 'project', 'model'])
     .select((eb) => [
-      eb.fn.countAll<number | string>().as('requests'),
+      eb.fn.sum<number | string>('requests').as('requests'),
       eb.fn.sum<number | string>('total_tokens').as('tokens'),
       eb.fn.sum<number | string>('cost_nanos').as('cost'),
     ])
-    .where('at', '>=', start)
-    .where('at', '<', end)
+    .where('day', '>=', first)
+    .where('day', '<=', last)
     .$if(team !== undefined, (q) => q.where('team', '=', team!))
-    .groupBy([sql.ref('day'), 'team', 'project', 'model'])
+    .groupBy(['day', 'team', 'project', 'model'])
     .execute();
 }
 
 /**
- * Sums per UTC day, team, project and model over the inclusive days: everything the console's
- * Overview shows of a month and 30 days, read in one pass over the rows (SQLite: a day at a
- * time, letting requests run between its synchronous statements).
+ * Sums per UTC day, team, project and model over the inclusive days, from ledger_daily:
+ * everything the console's Overview shows of a month and 30 days (SQLite: a day at a time,
+ * letting requests run between its synchronous statements).
  */
 export async function selectUsageCells(db: Kysely<Database>, dialect: SqlDialect, query: UsageCellQuery): Promise<UsageCell[]> {
   const { start, end } = dayRange(query.from, query.to);
-  const slices: Array<[string, string]> = [];
-  if (!dialect.blocksEventLoop) slices.push([start, end]);
-  else for (let ms = Date.parse(start); ms < Date.parse(end); ms += DAY_MS) slices.push([new Date(ms).toISOString(), new Date(ms + DAY_MS).toISOString()]);
   const cells: UsageCell[] = [];
-  for (const [sliceStart, sliceEnd] of slices) {
+  for (const [first, last] of daySlices(dialect, start, end)) {
     if (dialect.blocksEventLoop) await nextTurn();
     const left = timeLeft();
     if (left.ms <= 0) throw left.error();
-    for (const row of await cellsOf(db, dialect, query.team, sliceStart, sliceEnd)) {
+    for (const row of await cellsOf(db, query.team, first, last)) {
       cells.push({ day: row.day, team: row.team, project: row.project, model: row.model, requests: toNumber(row.requests), totalTokens: toNumber(row.tokens), costNanos: toNumber(row.cost) });
     }
   }

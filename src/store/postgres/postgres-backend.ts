@@ -39,8 +39,8 @@ const LEDGER_ARRAY_TYPES: Record<(typeof LEDGER_COLUMNS)[number], string> = {
 const insertLedgerByColumns: LedgerInserter = async (trx, values) => {
   const arrays = LEDGER_COLUMNS.map((column) => sql`${values.map((value) => value[column])}::${sql.raw(LEDGER_ARRAY_TYPES[column])}`);
   const result = await sql`insert into ledger (${sql.join(LEDGER_COLUMNS.map((column) => sql.ref(column)))})
-    select * from unnest(${sql.join(arrays)}) on conflict (id) do nothing`.execute(trx);
-  return Number(result.numAffectedRows ?? 0);
+    select * from unnest(${sql.join(arrays)}) on conflict (id) do nothing returning id`.execute(trx);
+  return (result.rows as Array<{ id: string }>).map((row) => row.id);
 };
 
 export interface PostgresBackendSettings {

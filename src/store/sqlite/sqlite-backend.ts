@@ -54,8 +54,8 @@ function ledgerInserter(file: Sqlite.Database): LedgerInserter {
     `insert into ledger (${LEDGER_COLUMNS.join(', ')}) values (${LEDGER_COLUMNS.map(() => '?').join(', ')}) on conflict (id) do nothing`,
   );
   return async (_trx, values) => {
-    let written = 0;
-    for (const value of values) written += insert.run(LEDGER_COLUMNS.map((column) => value[column])).changes;
+    const written: string[] = [];
+    for (const value of values) if (insert.run(LEDGER_COLUMNS.map((column) => value[column])).changes > 0) written.push(value.id);
     return written;
   };
 }

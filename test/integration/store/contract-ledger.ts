@@ -126,6 +126,20 @@ export function describeLedgerContract({ store }: ContractContext): void {
       expect((await store().pageLedger({ from: '2025-01-01', to: '2025-12-31', limit: 10 })).rows.map((row) => row.id)).toEqual(['new']);
     });
 
+    it('keeps the daily sums equal to the rows: a retried batch adds nothing, retention (mid-day) takes its rows away', async () => {
+      const day = (at: string, i: number) => ledgerRow({ id: `d-${i}`, requestId: `d-${i}`, at, costNanos: 10 + i, totalTokens: 100 });
+      const rows = [day('2025-04-01T06:00:00.000Z', 1), day('2025-04-01T18:00:00.000Z', 2), day('2025-04-02T01:00:00.000Z', 3)];
+      expect(await store().insertLedgerRows(rows)).toBe(3);
+      expect(await store().insertLedgerRows(rows.slice(1))).toBe(0);
+      const april = { from: '2025-04-01', to: '2025-04-30', groupBy: 'day' as const };
+      const cell = (d: string, requests: number, cost: number) => ({ team: 'team-a', project: 'prod', day: d, ...sums(requests, 100 * requests, 20 * requests, 100 * requests, cost) });
+      expect(await store().aggregateUsage(april)).toEqual([cell('2025-04-01', 2, 23), cell('2025-04-02', 1, 13)]);
+      expect(await store().deleteLedgerBefore('2025-04-01T12:00:00.000Z')).toBe(1);
+      expect(await store().aggregateUsage(april)).toEqual([cell('2025-04-01', 1, 12), cell('2025-04-02', 1, 13)]);
+      expect(await store().deleteLedgerBefore('2025-04-02T00:00:00.000Z')).toBe(1);
+      expect(await store().aggregateUsage(april)).toEqual([cell('2025-04-02', 1, 13)]);
+    });
+
     it('refuses a non-integer cost (sums must stay exact)', async () => {
       expect(await rejection(store().insertLedgerRows([ledgerRow({ costNanos: 1.5 })]))).toBeInstanceOf(RangeError);
     });

@@ -18,7 +18,7 @@ describeDurableStoreContract('postgres', {
   // The first test finds no tables yet; later ones empty them.
   empty: async () => {
     await database.query(`DO $$ BEGIN
-      IF to_regclass('ledger') IS NOT NULL THEN TRUNCATE api_keys, key_secrets, resources, audit_log, ledger, teams, admin_keys, admin_key_secrets; END IF;
+      IF to_regclass('ledger') IS NOT NULL THEN TRUNCATE api_keys, key_secrets, resources, audit_log, ledger, teams, admin_keys, admin_key_secrets, console_sessions, ledger_daily; END IF;
     END $$`);
   },
 });

@@ -20,7 +20,7 @@ afterAll(async () => {
 beforeEach(async () => {
   a = await openDurableStore({ url: database.url, path: '' }, { applicationName: 'store-a' });
   b = await openDurableStore({ url: database.url, path: '' }, { applicationName: 'store-b' });
-  await database.query('TRUNCATE api_keys, key_secrets, resources, audit_log, ledger');
+  await database.query('TRUNCATE api_keys, key_secrets, resources, audit_log, ledger, ledger_daily');
 });
 
 afterEach(async () => {

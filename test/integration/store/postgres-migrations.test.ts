@@ -80,6 +80,8 @@ describe('PostgreSQL migrations', () => {
       expect(await store.insertLedgerRows([ledgerRow({ id: 'new-row', requestId: 'X', at: '2025-01-15T12:00:02.000Z' })])).toBe(1);
       const page = await store.pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10, after: encodeCursor({ at: '2025-01-15T12:00:00.000Z', id: 'X' }) });
       expect(page.rows.map((row) => [row.id, row.requestId])).toEqual([['X#2', 'X#2'], ['Y', 'Y'], ['new-row', 'X']]);
+      // Version 6 summed the rows kept from before it per day; the new row was added as it was written.
+      expect((await store.aggregateUsage({ from: '2025-01-15', to: '2025-01-15' })).map((a) => [a.team, a.requests, a.totalTokens])).toEqual([['team-a', 4, 2 * 3 + 120]]);
     } finally {
       await Promise.all(open.splice(0).map((s) => s.close()));
       await old.drop();

@@ -1,0 +1,30 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+/** The heading of the console-reads section of bench/RESULTS.md (written by bench/console/console-rows.ts). */
+export const CONSOLE_HEADING = '## Console reads';
+const SOAK_HEADING = '## Soak runs';
+
+/** The console-reads section of a results document, from its heading to the next `## ` ('' if none). */
+export function consoleSectionOf(document: string): string {
+  const start = document.indexOf(`\n${CONSOLE_HEADING}\n`);
+  if (start < 0) return '';
+  const next = document.indexOf('\n## ', start + CONSOLE_HEADING.length + 2);
+  return `${document.slice(start + 1, next < 0 ? undefined : next + 1).trimEnd()}\n`;
+}
+
+/**
+ * Puts `section` (starting with CONSOLE_HEADING) in place of the document's console section, or
+ * before the soak runs (which `npm run soak` appends at the end), or at the end.
+ */
+export function withConsoleSection(document: string, section: string): string {
+  const old = consoleSectionOf(document);
+  if (old !== '') return document.replace(old, section);
+  const soak = document.indexOf(`\n${SOAK_HEADING}\n`);
+  if (soak < 0) return `${document.trimEnd()}\n\n${section}`;
+  return `${document.slice(0, soak).trimEnd()}\n\n${section}\n${document.slice(soak + 1)}`;
+}
+
+export function writeConsoleSection(path: string, section: string): void {
+  const document = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmark results\n';
+  writeFileSync(path, withConsoleSection(document, section));
+}
