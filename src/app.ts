@@ -5,6 +5,7 @@ import { AdminKeyAdmin, AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, Runtim
 import { ConfigError, ConfigStatus, loadConfig, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
 import { applicableConfig, diffConfig } from './config/reload.js';
+import { createConsoleHandler, type ConsoleHandler } from './console/index.js';
 import { asGatewayError, errors, writeError } from './errors.js';
 import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
 import { NO_SLICE, PartList, type Part } from './lifecycle.js';
@@ -60,6 +61,8 @@ export interface GatewayOptions {
   readonly sqliteSiblings?: SiblingChannel;
   /** Cluster workers: POST /admin/config/reload applied the file here; the other workers reload too. */
   readonly onAdminReload?: () => void;
+  /** Where the console's build is (default dist/console/ of the repository); without a build no console is served. */
+  readonly consoleDir?: string;
 }
 
 function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis'>, exposition: GatewayOptions['exposition']): Metrics {
@@ -198,7 +201,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
   await warnAboutStartingState(initial, limiter, live.current, logger);
 
   return {
-    handleRequest: routeRequests(app, live, () => draining),
+    handleRequest: routeRequests(app, live, () => draining, createConsoleHandler(options.consoleDir)),
     get config() {
       return live.current.config;
     },
@@ -300,10 +303,12 @@ async function warnAboutStartingState(config: Config, limiter: Limiter, live: Li
  * more per request than the whole proxy hop (bench/RESULTS.md), and the pipeline needs none
  * of it. Everything else (health, metrics, admin) is served by Express.
  */
-function routeRequests(app: RequestListener, live: LiveConfiguration, isDraining: () => boolean): RequestListener {
+function routeRequests(app: RequestListener, live: LiveConfiguration, isDraining: () => boolean, serveConsole: ConsoleHandler | null): RequestListener {
   return (req, res) => {
     if (!req.url?.startsWith('/v1/')) {
-      app(req, res);
+      // The console's files (SPEC 17) before Express: a static file needs none of its routing.
+      if (serveConsole !== null && req.url?.startsWith('/console')) serveConsole(req, res, () => app(req, res));
+      else app(req, res);
       return;
     }
     if (isDraining()) res.setHeader('connection', 'close');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createGateway, type Gateway } from '../../src/app.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/app.js';
 import { validateConfig, type Config } from '../../src/config/index.js';
 import { createGatewayServer } from '../../src/server.js';
 import { startInferenceHost } from '../fixtures/inference-host.js';
@@ -56,9 +56,9 @@ function mergeDeep(base: Record<string, unknown>, extra: Record<string, unknown>
   return out;
 }
 
-/** Builds the gateway from config and listens on a free loopback port (`configPath`: what a reload re-reads). */
-export async function startGateway(config: Config, configPath?: string): Promise<RunningGateway> {
-  const gateway = await createGateway(config, { logger: pino({ level: 'silent' }), ...(configPath === undefined ? {} : { configPath }) });
+/** Builds the gateway from config and listens on a free loopback port (`configPath`: what a reload re-reads; `consoleDir`: a console build). */
+export async function startGateway(config: Config, configPath?: string, options: Pick<GatewayOptions, 'consoleDir'> = {}): Promise<RunningGateway> {
+  const gateway = await createGateway(config, { logger: pino({ level: 'silent' }), ...(configPath === undefined ? {} : { configPath }), ...options });
   const server = createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -1,0 +1,108 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { currentSession, listenToApi, signOut, setCsrfToken, type Session } from './api.js';
+import { AuditPage } from './pages/audit.js';
+import { KeysPage } from './pages/keys.js';
+import { OverviewPage } from './pages/overview.js';
+import { RequestsPage } from './pages/requests.js';
+import { ResourcesPage } from './pages/resources.js';
+import { SettingsPage } from './pages/settings.js';
+import { SignIn } from './pages/sign-in.js';
+import { TeamsPage } from './pages/teams.js';
+import { UsagePage } from './pages/usage.js';
+import { hrefOf, PAGES, useRoute, type Route } from './routes.js';
+
+/** Where the shell stands: asking the gateway whether a session exists, signed out, or signed in. */
+type State = { readonly phase: 'checking' } | { readonly phase: 'signed-out'; readonly notice: string | null } | { readonly phase: 'signed-in'; readonly session: Session };
+
+function Page({ route, session }: { readonly route: Route; readonly session: Session }) {
+  switch (route.page) {
+    case 'Overview':
+      return <OverviewPage />;
+    case 'Teams':
+      return <TeamsPage session={session} teamId={route.detail} />;
+    case 'Keys':
+      return <KeysPage session={session} />;
+    case 'Usage':
+      return <UsagePage session={session} />;
+    case 'Requests':
+      return <RequestsPage session={session} />;
+    case 'Audit':
+      return <AuditPage />;
+    case 'Resources':
+      return <ResourcesPage session={session} />;
+    case 'Settings':
+      return <SettingsPage session={session} />;
+  }
+}
+
+const roleInWords = (session: Session): string => (session.role === 'team-admin' ? `team-admin of ${session.team ?? '?'}` : session.role);
+
+function Shell({ session, onSignOut, databaseDown }: { readonly session: Session; readonly onSignOut: () => void; readonly databaseDown: boolean }) {
+  const route = useRoute();
+  const main = useRef<HTMLElement>(null);
+  useEffect(() => {
+    document.title = `${route.page} · Tollgate console`;
+  }, [route.page]);
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(event) => (event.preventDefault(), main.current?.focus())}>Skip to content</a>
+      <header class="top">
+        <span class="brand">Tollgate</span>
+        <nav aria-label="Pages">
+          <ul>
+            {PAGES.map((page) => (
+              <li key={page}>
+                <a href={hrefOf(page)} aria-current={route.page === page ? 'page' : undefined}>{page}</a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="who">
+          <span>{session.keyId} · {roleInWords(session)}</span>
+          <button type="button" class="secondary" onClick={onSignOut}>Sign out</button>
+        </div>
+      </header>
+      {databaseDown && (
+        <div class="banner" role="alert">The gateway's database cannot be reached right now: usage, keys and audit data may be missing or stale. Retry shortly.</div>
+      )}
+      <main id="main" ref={main} tabIndex={-1}>
+        <h1>{route.page}</h1>
+        <Page route={route} session={session} />
+      </main>
+    </>
+  );
+}
+
+export function App() {
+  const [state, setState] = useState<State>({ phase: 'checking' });
+  const [databaseDown, setDatabaseDown] = useState(false);
+  useEffect(() => {
+    listenToApi({
+      sessionEnded: () => {
+        setCsrfToken(null);
+        setState({ phase: 'signed-out', notice: 'Your session has ended. Sign in again.' });
+      },
+      databaseDown: setDatabaseDown,
+    });
+    // A reloaded page continues its session: the cookie is HttpOnly, the answer carries the CSRF token again.
+    currentSession().then(
+      (session) => signedIn(session),
+      () => setState({ phase: 'signed-out', notice: null }),
+    );
+  }, []);
+  const signedIn = (session: Session): void => {
+    setCsrfToken(session.csrfToken);
+    setState({ phase: 'signed-in', session });
+  };
+  const leave = (): void => {
+    void signOut()
+      .catch(() => undefined)
+      .then(() => {
+        setCsrfToken(null);
+        setState({ phase: 'signed-out', notice: 'Signed out.' });
+      });
+  };
+  if (state.phase === 'checking') return <p class="loading" role="status">Loading…</p>;
+  if (state.phase === 'signed-out') return <SignIn notice={state.notice} onSignedIn={signedIn} databaseDown={databaseDown} />;
+  return <Shell session={state.session} onSignOut={leave} databaseDown={databaseDown} />;
+}

@@ -1,0 +1,20 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+
+/** A modal confirmation (the native dialog: focus moves into it, Escape cancels). */
+export function Confirm({ title, children, confirmLabel, onConfirm, onCancel }: { readonly title: string; readonly children: ComponentChildren; readonly confirmLabel: string; readonly onConfirm: () => void; readonly onCancel: () => void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    dialog.current?.showModal();
+  }, []);
+  return (
+    <dialog ref={dialog} aria-label={title} onCancel={(event) => (event.preventDefault(), onCancel())}>
+      <h2>{title}</h2>
+      {children}
+      <div class="actions">
+        <button type="button" class="danger" onClick={onConfirm}>{confirmLabel}</button>
+        <button type="button" class="secondary" onClick={onCancel} autoFocus>Cancel</button>
+      </div>
+    </dialog>
+  );
+}

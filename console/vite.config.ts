@@ -1,0 +1,20 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+/** The console's build: sources in console/, hashed assets in dist/console/ served by the gateway at /console/. */
+export default defineConfig({
+  root: here,
+  base: '/console/',
+  // The gateway serves the build; nothing is fetched at run time, and no inline script is emitted (CSP default-src 'self').
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: fileURLToPath(new URL('../dist/console', import.meta.url)),
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    modulePreload: { polyfill: false },
+    reportCompressedSize: true,
+  },
+  logLevel: 'warn',
+});

@@ -1,0 +1,1 @@
+export { CONSOLE_PATH, createConsoleHandler, defaultConsoleDir, type ConsoleHandler } from './serve.js';
