@@ -7,7 +7,12 @@ import type { RunningGateway } from '../helpers/gateway.js';
 import { bearer, KEYS } from '../helpers/keys.js';
 import { buildConsole, documentWidth, launchChromium, PAGES, signIn, startConsoleStack, visit, VIEWER, Watched, type ConsoleStack } from './console-harness.js';
 
-const SCREENSHOTS = join(import.meta.dirname, '../../docs/console');
+/**
+ * Every run screenshots every page (a page that cannot render fails here); `npm run screenshots`
+ * writes them over the README's pictures in docs/console/, other runs into .tmp/ so `npm test`
+ * leaves the tree as it found it (times and key ids differ in each picture).
+ */
+const SCREENSHOTS = join(import.meta.dirname, '../..', process.env.CONSOLE_SCREENSHOTS === 'docs' ? 'docs/console' : '.tmp/console-screenshots');
 const TODAY = new Date().toISOString().slice(0, 10);
 const MONTH_START = `${TODAY.slice(0, 8)}01`;
 
