@@ -170,9 +170,12 @@ function nestingOf(raw: Buffer): number {
 type PythonReading = null | { object: false } | { object: true; plain: boolean; fields: Record<string, Canon> };
 
 function readWithPython(bodies: readonly Buffer[]): PythonReading[] {
-  const run = spawnSync('python3', ['-c', PYTHON], { input: bodies.map((b) => b.toString('hex')).join('\n'), maxBuffer: 256 * 1024 ** 2 });
+  // One line per body, each ended: an empty body last would otherwise be no line at all to Python.
+  const run = spawnSync('python3', ['-c', PYTHON], { input: bodies.map((b) => `${b.toString('hex')}\n`).join(''), maxBuffer: 256 * 1024 ** 2 });
   if (run.status !== 0) throw new Error(`python3 failed: ${run.stderr.toString()}`);
-  return JSON.parse(run.stdout.toString()) as PythonReading[];
+  const readings = JSON.parse(run.stdout.toString()) as PythonReading[];
+  if (readings.length !== bodies.length) throw new Error(`python3 read ${readings.length} bodies of ${bodies.length}`);
+  return readings;
 }
 
 const units = (s: string): string => Buffer.from(s, 'utf16le').toString('hex');
