@@ -1,24 +1,33 @@
-import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
 /**
- * The suite as Stryker runs it (`npm run mutation`): once for coverage, then per mutant only the
- * tests that reach it. No JSON report (that file is for .ci/run), and without the tests that
- * drive a real Prometheus or promtool: they check the metrics and dashboards, not the guards
- * being mutated, and need tools a developer machine may lack. The runner sets the pool itself.
+ * The tests Stryker runs (`npm run mutation`): once for per-test coverage, then per mutant only
+ * the tests that reached it. A mutant re-runs each covering test file from scratch (its
+ * beforeAll too), so the slow files would cost their start-up per mutant: this list keeps the
+ * unit tests plus the integration tests that start one gateway on the memory store, SQLite,
+ * one Redis or one PostgreSQL database. Left out: outage, crash, flood, multi-instance and
+ * cluster tests (they restart servers and wait on deadlines; the guards they reach are reached
+ * by the files below), Prometheus/promtool, bench, container and tooling tests.
  */
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      reporters: ['default'],
-      exclude: [
-        ...configDefaults.exclude,
-        'test/integration/observability/gateway-prometheus.test.ts',
-        'test/integration/observability/prometheus-scrape.test.ts',
-        'test/unit/observability/monitoring-config.test.ts',
-        'test/unit/observability/metrics.test.ts',
-      ],
-    },
-  }),
-);
+const INTEGRATION = [
+  'admin/keys-api', 'admin/teams-api', 'admin/roles', 'admin/malformed-input', 'admin/route-table',
+  'gateway/auth', 'gateway/chat', 'gateway/default-project', 'gateway/identity-headers', 'gateway/routing',
+  'limits/gateway-limits', 'limits/team-limits', 'limits/redis-limiter',
+  'metering/budgets', 'metering/gateway-usage', 'metering/ledger-identity', 'metering/monthly-budget',
+  'metering/stream-metering', 'metering/unfinished-streams',
+  'ownership/ownership-modes', 'ownership/ownership-sqlite',
+  'store/sqlite-store', 'store/postgres-contract',
+].map((name) => `test/integration/${name}.test.ts`);
+
+const UNIT = ['admin', 'auth', 'limits', 'metering', 'ownership', 'store'].map((dir) => `test/unit/${dir}/**/*.test.ts`);
+
+// Spread, not mergeConfig: that would append these lists to the base's include and reporters.
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    include: [...UNIT, 'test/unit/calendar.test.ts', 'test/unit/error-catalogue.test.ts', ...INTEGRATION],
+    reporters: ['default'],
+  },
+});
