@@ -1,5 +1,18 @@
-{
-  "$schema": "./node_modules/@stryker-mutator/core/schema/stryker-schema.json",
+import { readFileSync } from 'node:fs';
+
+/**
+ * `npm run mutation` mutates the folders of test/mutation-folders.json (MUTATION_FOLDER=<name>:
+ * one of them, tested by its own tests only; see vitest.stryker.config.ts). Static mutants are
+ * ignored: each would re-run every test.
+ */
+const folders = JSON.parse(readFileSync(new URL('./test/mutation-folders.json', import.meta.url), 'utf8'));
+const name = process.env.MUTATION_FOLDER;
+if (name && !folders[name]) throw new Error(`MUTATION_FOLDER=${name}: not one of ${Object.keys(folders).join(', ')}`);
+const chosen = name ? [folders[name]] : Object.values(folders);
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+
   "packageManager": "npm",
   "testRunner": "vitest",
   "vitest": {
@@ -43,14 +56,6 @@
     "data",
     ".stryker-tmp"
   ],
-  "mutate": [
-    "src/auth/**/*.ts",
-    "!src/auth/keygen.ts",
-    "src/ownership/**/*.ts",
-    "src/limits/**/*.ts",
-    "src/metering/**/*.ts",
-    "src/admin/**/*.ts",
-    "src/store/ledger/*.ts"
-  ],
-  "ignoreStatic": true
-}
+  "ignoreStatic": true,
+  "mutate": chosen.flatMap((folder) => folder.mutate)
+};
