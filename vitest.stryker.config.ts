@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { chosenFolders } from './test/mutation-folders.js';
 import base from './vitest.config.js';
 
@@ -13,6 +14,18 @@ import base from './vitest.config.js';
  */
 const tests = [...new Set(chosenFolders(process.env.MUTATION_FOLDER).flatMap((folder) => folder.tests))];
 
+/**
+ * Unit test files before integration files. Stryker stops a mutant's run at its first failing
+ * test, and vitest's own order puts long and last-failed files first: a mutant a unit test
+ * kills in milliseconds would first wait for a gateway to start.
+ */
+class UnitTestsFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification): number => (spec.moduleId.includes('/test/unit/') ? 0 : 1);
+    return [...files].sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 // Spread, not mergeConfig: that would append these lists to the base's include and reporters.
 export default defineConfig({
   ...base,
@@ -20,6 +33,7 @@ export default defineConfig({
     ...base.test,
     include: tests,
     isolate: false,
+    sequence: { ...base.test?.sequence, sequencer: UnitTestsFirst },
     reporters: ['default'],
   },
 });
