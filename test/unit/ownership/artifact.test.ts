@@ -15,6 +15,8 @@ describe('artifactOfModelName', () => {
   it('is undefined for names outside the artifact namespace', () => {
     expect(artifactOfModelName('gpt-4o')).toBeUndefined();
     expect(artifactOfModelName('team-a/rl/policy')).toBeUndefined();
+    // As long as the prefix, with a valid path after it: only the prefix makes it an artifact.
+    expect(artifactOfModelName('hf-artifact:///xyzteam-a/rl/policy')).toBeUndefined();
   });
 
   it('is undefined for a path of two or four parts', () => {
