@@ -33,6 +33,16 @@ describe('the price book', () => {
     expect(book.priceOf('acme/y')).toEqual({ prompt: 1, completion: 1 });
   });
 
+  it.each([
+    ['wildcard pattern first', { 'acme/*': { prompt: 1, completion: 1 }, 'acme/x': { prompt: 3, completion: 3 } }],
+    ['literal pattern first', { 'acme/x': { prompt: 3, completion: 3 }, 'acme/*': { prompt: 1, completion: 1 } }],
+    ['two wildcards against one', { 'a**': { prompt: 1, completion: 1 }, 'ab*': { prompt: 3, completion: 3 } }],
+    ['one wildcard against two', { 'ab*': { prompt: 3, completion: 3 }, 'a**': { prompt: 1, completion: 1 } }],
+  ])('breaks a tie of lengths for the pattern with fewer wildcards (%s)', (_, models) => {
+    const book = createPriceBook({ currency: 'USD', models });
+    expect(book.priceOf(Object.keys(models).includes('ab*') ? 'abx' : 'acme/x')).toEqual({ prompt: 3, completion: 3 });
+  });
+
   it('answers the same price on a second lookup (cached) and 0 for an unpriced model', () => {
     const book = createPriceBook({ currency: 'EUR', models: { 'acme/*': { prompt: 2, completion: 10 } } });
     expect(book.currency).toBe('EUR');
