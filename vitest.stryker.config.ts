@@ -1,24 +1,39 @@
-import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { chosenFolders } from './test/mutation-folders.js';
 import base from './vitest.config.js';
 
 /**
- * The suite as Stryker runs it (`npm run mutation`): once for coverage, then per mutant only the
- * tests that reach it. No JSON report (that file is for .ci/run), and without the tests that
- * drive a real Prometheus or promtool: they check the metrics and dashboards, not the guards
- * being mutated, and need tools a developer machine may lack. The runner sets the pool itself.
+ * The tests Stryker runs (`npm run mutation`): once for per-test coverage, then per mutant only
+ * the tests that reached it. A mutant re-runs each covering test file from its beforeAll, so a
+ * slow file costs its start-up per mutant: each folder lists its unit tests plus the
+ * integration files that start one gateway (memory store, SQLite, one Redis or one PostgreSQL
+ * database) — no outage, crash, flood, multi-instance or cluster tests, which restart servers
+ * and wait on deadlines. `isolate: false` keeps the imported app between files and runs (the
+ * mutants switch at run time, so no module needs re-importing): half the time per file here.
  */
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      reporters: ['default'],
-      exclude: [
-        ...configDefaults.exclude,
-        'test/integration/observability/gateway-prometheus.test.ts',
-        'test/integration/observability/prometheus-scrape.test.ts',
-        'test/unit/observability/monitoring-config.test.ts',
-        'test/unit/observability/metrics.test.ts',
-      ],
-    },
-  }),
-);
+const tests = [...new Set(chosenFolders(process.env.MUTATION_FOLDER).flatMap((folder) => folder.tests))];
+
+/**
+ * Unit test files before integration files. Stryker stops a mutant's run at its first failing
+ * test, and vitest's own order puts long and last-failed files first: a mutant a unit test
+ * kills in milliseconds would first wait for a gateway to start.
+ */
+class UnitTestsFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification): number => (spec.moduleId.includes('/test/unit/') ? 0 : 1);
+    return [...files].sort((a, b) => rank(a) - rank(b));
+  }
+}
+
+// Spread, not mergeConfig: that would append these lists to the base's include and reporters.
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    include: tests,
+    isolate: false,
+    sequence: { ...base.test?.sequence, sequencer: UnitTestsFirst },
+    reporters: ['default'],
+  },
+});

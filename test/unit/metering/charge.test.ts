@@ -50,4 +50,29 @@ describe('the cost of a ledger row', () => {
       estimated: false,
     });
   });
+
+  it('charges nothing for a reply not metered by tokens, even a 2xx one', () => {
+    expect(chargeFor(basis('acme/big', { promptTokens: 1000, meteredByTokens: false, seen: { ...seen(null), contentChunks: 3 } }), book)).toEqual({
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      costNanos: 0,
+      estimated: false,
+    });
+  });
+
+  it('estimates completion tokens from bytes / 4, rounded up, when they outnumber the chunks', () => {
+    const unfinished = { ...seen(null), contentChunks: 2, completionBytes: 401 };
+    expect(chargeFor(basis('acme/big', { promptTokens: 10, seen: unfinished }), book)).toEqual({
+      usage: { prompt_tokens: 10, completion_tokens: 101, total_tokens: 111 },
+      costNanos: 10 * 2000 + 101 * 10_000,
+      estimated: true,
+    });
+  });
+
+  it('charges the prompt estimate alone for a 2xx reply nothing was seen of', () => {
+    expect(chargeFor(basis('acme/big', { promptTokens: 7 }), book)).toEqual({
+      usage: { prompt_tokens: 7, completion_tokens: 0, total_tokens: 7 },
+      costNanos: 14_000,
+      estimated: true,
+    });
+  });
 });

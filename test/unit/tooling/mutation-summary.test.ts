@@ -31,7 +31,8 @@ describe('the mutation summary', () => {
       'src/auth/runtime-keys.ts:87 EqualityOperator Survived',
     ]);
     const text = renderSummary(report, '\n## Equivalent mutants\n\n- kept\n', '2026-11-25');
-    expect(text).toContain('| `src/auth` | 50.0% | 1 | 1 | 1 | 1 | 1 |');
+    expect(text).toContain('| `src/auth` | 50.0% | 1 | 1 | 1 | 1 | 1 | jwt.ts, runtime-keys.ts |');
+    expect(text).toContain('| `src/ownership` | 100.0% | 1 | 0 | 0 | 0 | 0 | policy.ts |');
     expect(text).toContain('| `src/auth/runtime-keys.ts:87` | EqualityOperator | `now > end` | Survived |');
     expect(text.endsWith('<!-- EQUIVALENTS: kept by hand below this line; the rest of this file is generated -->\n\n## Equivalent mutants\n\n- kept\n')).toBe(true);
   });
