@@ -86,7 +86,7 @@ function printProfileSummaries(stack: Stack): void {
     // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
     const [pid, thread] = [Number(file.split('.')[3]), file.split('.')[4]];
     const where = `${stack.processNames.get(pid) ?? `cluster worker (pid ${pid})`}${thread === '0' ? '' : ', worker thread'}`;
-    printExtra(`CPU profile: ${where}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
+    printExtra(`CPU profile: ${where}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 20));
   }
   log(`CPU profiles of the gateway processes: ${stack.profileDir}`);
 }
