@@ -108,11 +108,13 @@ export async function signIn(page: Page, key: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Pages' }).waitFor();
 }
 
-/** Follows a navigation link and waits until the page has loaded what it shows. */
+/** Follows a navigation link and waits until the page has loaded what it shows, charts drawn. */
 export async function visit(page: Page, name: (typeof PAGES)[number]): Promise<void> {
   await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
   await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
   await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
+  // The chart library is a chunk of its own: a chart is drawn once it has come.
+  await expect.poll(() => page.evaluate(() => [...document.querySelectorAll('.chart')].every((chart) => chart.querySelector('canvas') !== null))).toBe(true);
 }
 
 export interface ConsoleStack {

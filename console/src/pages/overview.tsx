@@ -33,9 +33,12 @@ function TopTable({ caption, rows }: { readonly caption: string; readonly rows: 
   return <DataTable caption={caption} rows={rows} rowKey={(row) => row.name} columns={[{ label: 'Name', cell: (row) => row.name }, { label: 'Cost', cell: (row) => formatCost(row.cost), numeric: true }]} />;
 }
 
+/** The page's one read (the shell starts it at sign-in: see prefetch). */
+export const OVERVIEW_READ = adminUrl('overview');
+
 /** Overview (SPEC 17): today and this month, cost per day by team, the top spenders, the last hour's refusals and errors. */
 export function OverviewPage() {
-  const overview = useLoad(() => call<Overview>(adminUrl('overview')), []);
+  const overview = useLoad(() => call<Overview>(OVERVIEW_READ), []);
   const chart = useMemo(() => (overview.data === null ? null : costSeries(overview.data)), [overview.data]);
   const data = overview.data;
   if (data === null) return overview.loading ? <p role="status">Loading…</p> : <LoadError error={overview.error} />;
