@@ -39,7 +39,11 @@ export function UsagePage({ session }: { readonly session: Session }) {
       />
       <LoadError error={usage.error?.param ? null : usage.error} />
       <Panel title={`Cost per day${currency ? ` (${currency})` : ''}`} actions={<a class="button" href={adminUrl('usage', { ...filters, format: 'csv' })} download="usage.csv">Download CSV</a>}>
-        <DayChart label={`Cost per day from ${filters.from} to ${filters.to}, stacked by team`} days={chart.days} series={chart.series} format={formatCost} />
+        {daily.data === null && daily.loading ? (
+          <p role="status">Loading…</p>
+        ) : (
+          <DayChart label={`Cost per day from ${filters.from} to ${filters.to}, stacked by team`} days={chart.days} series={chart.series} format={formatCost} />
+        )}
       </Panel>
       <DataTable
         caption={`Usage from ${filters.from} to ${filters.to}`}
