@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { adminUrl, call, type List, type Session, type UsageRow } from '../api.js';
 import { DayChart } from '../ui/chart.js';
+import { seriesByTeam } from '../ui/series.js';
 import { FilterForm, teamFilter, type Filters } from '../ui/filters.js';
 import { formatCost, formatCount, thisMonth } from '../ui/format.js';
 import { useLoad } from '../ui/load.js';
@@ -15,9 +16,7 @@ type Usage = List<UsageRow> & { readonly currency: string };
 function costByDay(rows: readonly UsageRow[], from: string, to: string) {
   const days: string[] = [];
   for (let at = Date.parse(`${from}T00:00:00Z`); at <= Date.parse(`${to}T00:00:00Z`); at += 86_400_000) days.push(new Date(at).toISOString().slice(0, 10));
-  const teams = [...new Set(rows.map((row) => row.team))].sort();
-  const series = teams.map((team) => ({ label: team, values: days.map((day) => rows.filter((row) => row.team === team && row.day === day).reduce((sum, row) => sum + row.cost, 0)) }));
-  return { days: rows.length === 0 ? [] : days, series };
+  return { days: rows.length === 0 ? [] : days, series: seriesByTeam(days, rows) };
 }
 
 /** Usage (SPEC 17): a date range, filters and group-by; a chart of cost per day, a table, a CSV download. */

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import type { DaySeries } from './series.js';
 
 // A chunk of its own, asked for when the console starts: the sign-in path parses half the script,
 // and the library is there long before a chart has data to draw.
@@ -9,10 +10,7 @@ const library = import('uplot').then((module) => module.default);
 /** Colours that read on light and dark backgrounds alike. */
 const PALETTE = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
 
-export interface DaySeries {
-  readonly label: string;
-  readonly values: readonly number[];
-}
+export type { DaySeries } from './series.js';
 
 const daySeconds = (day: string): number => Date.parse(`${day}T00:00:00Z`) / 1000;
 
