@@ -65,10 +65,17 @@ describe('the console in Chromium, page by page (SPEC 17)', () => {
     await stack?.close();
   });
 
-  it('Overview: the last hour\'s share of 429s and of upstream errors', async () => {
-    expect((await api('/admin/overview')).body.lastHour).toEqual({ requests: 55, rejected429: 1, upstreamErrors: 1 });
+  it('Overview: the last hour\'s share of 429s and of upstream errors, the top spenders, the chart', async () => {
+    const overview = (await api('/admin/overview')).body;
+    expect(overview.lastHour).toEqual({ requests: 55, rejected429: 1, upstreamErrors: 1 });
     await visit(page, 'Overview');
     expect(await page.getByRole('region', { name: 'Last hour' }).locator('dd').allTextContents()).toEqual(['55', '1.8%', '1.8%']);
+    for (const [caption, top] of [['Top teams by cost', overview.top.teams], ['Top projects by cost', overview.top.projects], ['Top models by cost', overview.top.models]] as const) {
+      const rows = await page.getByRole('table', { name: caption }).locator('tbody tr').all();
+      expect(await Promise.all(rows.map(cells)), caption).toEqual(top.map((entry: { name: string; cost: number }) => [entry.name, formatCost(entry.cost)]));
+    }
+    expect(overview.top.teams.map((entry: { name: string }) => entry.name)).toEqual(['team-a', 'team-b']);
+    expect(await page.getByRole('img', { name: 'Cost per day for the last 30 days, stacked by team' }).locator('canvas').count()).toBeGreaterThan(0);
   });
 
   it('Requests: 50 rows a page, the next page and back, as the API pages them', async () => {
