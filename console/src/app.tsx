@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, listenToApi, prefetch, signOut, setCsrfToken, type Session } from './api.js';
 import { AuditPage } from './pages/audit.js';
 import { KeysPage } from './pages/keys.js';
@@ -77,7 +77,8 @@ function Shell({ session, onSignOut, databaseDown }: { readonly session: Session
 export function App({ session }: { readonly session: Promise<Session> }) {
   const [state, setState] = useState<State>({ phase: 'checking' });
   const [databaseDown, setDatabaseDown] = useState(false);
-  useEffect(() => {
+  // A layout effect: run at once after the first render, not after the first frame (which a new page can be slow to paint), so the session's answer is not kept waiting.
+  useLayoutEffect(() => {
     listenToApi({
       sessionEnded: () => {
         setCsrfToken(null);
