@@ -13,6 +13,9 @@ export default defineConfig({
     outDir: fileURLToPath(new URL('../dist/console', import.meta.url)),
     emptyOutDir: true,
     assetsDir: 'assets',
+    // Every asset a file with a hashed name (cached for a year): a data: URL would break CSP's default-src 'self',
+    // and the favicon under its own name was asked again, revalidated, at each change of page.
+    assetsInlineLimit: 0,
     modulePreload: { polyfill: false },
     reportCompressedSize: true,
   },

@@ -68,8 +68,31 @@ export interface CallOptions {
   readonly sessionCall?: boolean;
 }
 
+/** GETs started before the page that reads them is drawn, by URL; taken once, and only while fresh. */
+const prefetched = new Map<string, { readonly answer: Promise<unknown>; readonly at: number }>();
+/** A prefetched answer older than this is dropped: the page asks again. */
+const PREFETCH_FRESH_MS = 5000;
+
+/**
+ * Starts `GET url` now, for the page that will ask for it once drawn (Overview's read at sign-in:
+ * its answer is on the way while the shell renders, instead of after the render and the effects).
+ */
+export function prefetch(url: string): void {
+  const answer = send(url, {});
+  // Read later (or never): a failure is the page's to show, not an unhandled rejection now.
+  answer.catch(() => undefined);
+  prefetched.set(url, { answer, at: Date.now() });
+}
+
 /** Calls the admin API; resolves to the JSON answer (undefined for 204), rejects with an ApiError. */
-export async function call<T>(url: string, options: CallOptions = {}): Promise<T> {
+export function call<T>(url: string, options: CallOptions = {}): Promise<T> {
+  const early = options.method === undefined || options.method === 'GET' ? prefetched.get(url) : undefined;
+  prefetched.delete(url);
+  if (early !== undefined && Date.now() - early.at < PREFETCH_FRESH_MS) return early.answer as Promise<T>;
+  return send<T>(url, options);
+}
+
+async function send<T>(url: string, options: CallOptions): Promise<T> {
   const method = options.method ?? 'GET';
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.body !== undefined) headers['content-type'] = 'application/json';

@@ -1,15 +1,15 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { currentSession, listenToApi, signOut, setCsrfToken, type Session } from './api.js';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, listenToApi, prefetch, signOut, setCsrfToken, type Session } from './api.js';
 import { AuditPage } from './pages/audit.js';
 import { KeysPage } from './pages/keys.js';
-import { OverviewPage } from './pages/overview.js';
+import { OVERVIEW_READ, OverviewPage } from './pages/overview.js';
 import { RequestsPage } from './pages/requests.js';
 import { ResourcesPage } from './pages/resources.js';
 import { SettingsPage } from './pages/settings.js';
 import { SignIn } from './pages/sign-in.js';
 import { TeamsPage } from './pages/teams.js';
 import { UsagePage } from './pages/usage.js';
-import { hrefOf, PAGES, useRoute, type Route } from './routes.js';
+import { hrefOf, PAGES, parseRoute, useRoute, type Route } from './routes.js';
 
 /** Where the shell stands: asking the gateway whether a session exists, signed out, or signed in. */
 type State = { readonly phase: 'checking' } | { readonly phase: 'signed-out'; readonly notice: string | null } | { readonly phase: 'signed-in'; readonly session: Session };
@@ -73,10 +73,12 @@ function Shell({ session, onSignOut, databaseDown }: { readonly session: Session
   );
 }
 
-export function App() {
+/** The shell; `session` is the answer of GET /admin/session, asked before the first render. */
+export function App({ session }: { readonly session: Promise<Session> }) {
   const [state, setState] = useState<State>({ phase: 'checking' });
   const [databaseDown, setDatabaseDown] = useState(false);
-  useEffect(() => {
+  // A layout effect: run at once after the first render, not after the first frame (which a new page can be slow to paint), so the session's answer is not kept waiting.
+  useLayoutEffect(() => {
     listenToApi({
       sessionEnded: () => {
         setCsrfToken(null);
@@ -85,14 +87,20 @@ export function App() {
       databaseDown: setDatabaseDown,
     });
     // A reloaded page continues its session: the cookie is HttpOnly, the answer carries the CSRF token again.
-    currentSession().then(
-      (session) => signedIn(session),
-      () => setState({ phase: 'signed-out', notice: null }),
+    session.then(
+      (live) => signedIn(live),
+      (err: unknown) => {
+        // Answered before the listener above was set: its banner is raised here.
+        if (err instanceof ApiError && err.status === 503 && err.code === 'database_unavailable') setDatabaseDown(true);
+        setState({ phase: 'signed-out', notice: null });
+      },
     );
   }, []);
-  const signedIn = (session: Session): void => {
-    setCsrfToken(session.csrfToken);
-    setState({ phase: 'signed-in', session });
+  const signedIn = (live: Session): void => {
+    setCsrfToken(live.csrfToken);
+    // The landing page's read starts with the sign-in's answer, while the shell renders.
+    if (parseRoute(location.hash).page === 'Overview') prefetch(OVERVIEW_READ);
+    setState({ phase: 'signed-in', session: live });
   };
   const leave = (): void => {
     void signOut()

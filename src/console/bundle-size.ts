@@ -1,15 +1,14 @@
-import { gzipSync } from 'node:zlib';
-import { readFileSync } from 'node:fs';
-import { defaultConsoleDir } from './serve.js';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readdirSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { defaultConsoleDir } from './serve.js';
 
 /** The budget of SPEC 17: everything the console loads, gzipped. */
 export const BUNDLE_BUDGET_BYTES = 300 * 1024;
 
 /** The gzipped size of each file of the console's build, and their sum (what a first visit downloads). */
 export function bundleSize(dir: string = defaultConsoleDir()): { files: Array<{ name: string; gzipped: number }>; total: number } {
-  const names = ['index.html', 'favicon.svg', ...readdirSync(join(dir, 'assets')).map((name) => `assets/${name}`)];
+  const names = ['index.html', ...readdirSync(join(dir, 'assets')).map((name) => `assets/${name}`)];
   const files = names.map((name) => ({ name, gzipped: gzipSync(readFileSync(join(dir, name)), { level: 9 }).length }));
   return { files, total: files.reduce((sum, file) => sum + file.gzipped, 0) };
 }

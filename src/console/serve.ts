@@ -27,7 +27,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 
 /** Vite names what it hashes under assets/: those never change under one name, so browsers keep them a year. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
-/** index.html and the unhashed files (favicon) are revalidated, so a new build is picked up at once. */
+/** index.html (and any file outside assets/) is revalidated, so a new build is picked up at once. */
 const REVALIDATE = 'no-cache';
 
 interface ConsoleFile {

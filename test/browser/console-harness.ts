@@ -53,19 +53,20 @@ export class Watched {
 
   private constructor(readonly context: BrowserContext) {}
 
-  static async open(browser: Browser, options: Parameters<Browser['newContext']>[0] = {}): Promise<Watched> {
+  /**
+   * `refuseOffHost: false` (timings) only records a request to another host: refusing it means
+   * routing every request through playwright, a round trip to this process and back for each.
+   */
+  static async open(browser: Browser, options: Parameters<Browser['newContext']>[0] = {}, { refuseOffHost = true } = {}): Promise<Watched> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', acceptDownloads: true, ...options });
     const watched = new Watched(context);
     // A step that fails should fail in seconds, not after playwright's default 30 s.
     context.setDefaultTimeout(5000);
     // The console asks whether a session exists when it opens: 401 before sign-in is the normal answer.
     watched.expectFailure('GET', '/admin/session', 401);
-    await context.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.hostname === '127.0.0.1') return route.continue();
-      watched.problems.push(`request off 127.0.0.1: ${url.href}`);
-      return route.abort('blockedbyclient');
-    });
+    const offHost = (href: string): boolean => new URL(href).hostname !== '127.0.0.1' && watched.problems.push(`request off 127.0.0.1: ${href}`) > 0;
+    if (refuseOffHost) await context.route('**/*', (route) => (offHost(route.request().url()) ? route.abort('blockedbyclient') : route.continue()));
+    else context.on('request', (req) => offHost(req.url()));
     context.on('response', (res) => {
       const url = new URL(res.url());
       if (res.status() < 400) return;
@@ -108,11 +109,13 @@ export async function signIn(page: Page, key: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Pages' }).waitFor();
 }
 
-/** Follows a navigation link and waits until the page has loaded what it shows. */
+/** Follows a navigation link and waits until the page has loaded what it shows, charts drawn. */
 export async function visit(page: Page, name: (typeof PAGES)[number]): Promise<void> {
   await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
   await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
   await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
+  // The chart library is a chunk of its own: a chart is drawn once it has come.
+  await expect.poll(() => page.evaluate(() => [...document.querySelectorAll('.chart')].every((chart) => chart.querySelector('canvas') !== null))).toBe(true);
 }
 
 export interface ConsoleStack {

@@ -1,6 +1,7 @@
 import { useMemo } from 'preact/hooks';
 import { adminUrl, call, type Overview, type Totals } from '../api.js';
-import { DayChart, type DaySeries } from '../ui/chart.js';
+import { DayChart } from '../ui/chart.js';
+import { seriesByTeam, type DaySeries } from '../ui/series.js';
 import { daysAgo, formatCost, formatCount, percent } from '../ui/format.js';
 import { useLoad } from '../ui/load.js';
 import { DataTable, LoadError, Panel } from '../ui/widgets.js';
@@ -21,21 +22,20 @@ function TotalsCard({ title, totals }: { readonly title: string; readonly totals
 /** The 30 days ending today, each day's cost per team (0 where a team spent nothing). */
 function costSeries(overview: Overview): { days: string[]; series: DaySeries[] } {
   const days = Array.from({ length: 30 }, (_, i) => daysAgo(29 - i));
-  const teams = [...new Set(overview.costPerDay.map((entry) => entry.team))].sort();
-  const series = teams.map((team) => ({
-    label: team,
-    values: days.map((day) => overview.costPerDay.filter((entry) => entry.team === team && entry.day === day).reduce((sum, entry) => sum + Number(entry.cost), 0)),
-  }));
-  return { days: teams.length === 0 ? [] : days, series };
+  const series = seriesByTeam(days, overview.costPerDay);
+  return { days: series.length === 0 ? [] : days, series };
 }
 
 function TopTable({ caption, rows }: { readonly caption: string; readonly rows: ReadonlyArray<{ readonly name: string; readonly cost: string | number }> }) {
   return <DataTable caption={caption} rows={rows} rowKey={(row) => row.name} columns={[{ label: 'Name', cell: (row) => row.name }, { label: 'Cost', cell: (row) => formatCost(row.cost), numeric: true }]} />;
 }
 
+/** The page's one read (the shell starts it at sign-in: see prefetch). */
+export const OVERVIEW_READ = adminUrl('overview');
+
 /** Overview (SPEC 17): today and this month, cost per day by team, the top spenders, the last hour's refusals and errors. */
 export function OverviewPage() {
-  const overview = useLoad(() => call<Overview>(adminUrl('overview')), []);
+  const overview = useLoad(() => call<Overview>(OVERVIEW_READ), []);
   const chart = useMemo(() => (overview.data === null ? null : costSeries(overview.data)), [overview.data]);
   const data = overview.data;
   if (data === null) return overview.loading ? <p role="status">Loading…</p> : <LoadError error={overview.error} />;

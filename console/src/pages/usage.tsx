@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { adminUrl, call, type List, type Session, type UsageRow } from '../api.js';
 import { DayChart } from '../ui/chart.js';
+import { seriesByTeam } from '../ui/series.js';
 import { FilterForm, teamFilter, type Filters } from '../ui/filters.js';
 import { formatCost, formatCount, thisMonth } from '../ui/format.js';
 import { useLoad } from '../ui/load.js';
@@ -15,9 +16,7 @@ type Usage = List<UsageRow> & { readonly currency: string };
 function costByDay(rows: readonly UsageRow[], from: string, to: string) {
   const days: string[] = [];
   for (let at = Date.parse(`${from}T00:00:00Z`); at <= Date.parse(`${to}T00:00:00Z`); at += 86_400_000) days.push(new Date(at).toISOString().slice(0, 10));
-  const teams = [...new Set(rows.map((row) => row.team))].sort();
-  const series = teams.map((team) => ({ label: team, values: days.map((day) => rows.filter((row) => row.team === team && row.day === day).reduce((sum, row) => sum + row.cost, 0)) }));
-  return { days: rows.length === 0 ? [] : days, series };
+  return { days: rows.length === 0 ? [] : days, series: seriesByTeam(days, rows) };
 }
 
 /** Usage (SPEC 17): a date range, filters and group-by; a chart of cost per day, a table, a CSV download. */
@@ -39,7 +38,11 @@ export function UsagePage({ session }: { readonly session: Session }) {
       />
       <LoadError error={usage.error?.param ? null : usage.error} />
       <Panel title={`Cost per day${currency ? ` (${currency})` : ''}`} actions={<a class="button" href={adminUrl('usage', { ...filters, format: 'csv' })} download="usage.csv">Download CSV</a>}>
-        <DayChart label={`Cost per day from ${filters.from} to ${filters.to}, stacked by team`} days={chart.days} series={chart.series} format={formatCost} />
+        {daily.data === null && daily.loading ? (
+          <p role="status">Loading…</p>
+        ) : (
+          <DayChart label={`Cost per day from ${filters.from} to ${filters.to}, stacked by team`} days={chart.days} series={chart.series} format={formatCost} />
+        )}
       </Panel>
       <DataTable
         caption={`Usage from ${filters.from} to ${filters.to}`}

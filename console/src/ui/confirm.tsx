@@ -1,11 +1,16 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 
-/** A modal confirmation (the native dialog: focus moves into it, Escape cancels). */
+/** A modal confirmation (the native dialog: focus moves into it, Escape cancels, focus returns to its opener). */
 export function Confirm({ title, children, confirmLabel, onConfirm, onCancel }: { readonly title: string; readonly children: ComponentChildren; readonly confirmLabel: string; readonly onConfirm: () => void; readonly onCancel: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
+    // Back to the control that opened it once it goes (the dialog pattern): a keyboard user goes on from there.
+    const opener = document.activeElement;
     dialog.current?.showModal();
+    return () => {
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+    };
   }, []);
   return (
     <dialog ref={dialog} aria-label={title} onCancel={(event) => (event.preventDefault(), onCancel())}>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { consoleSectionOf, withConsoleSection } from '../../../bench/console/results-section.js';
+import { consoleSectionOf, withConsolePages, withConsoleSection } from '../../../bench/console/results-section.js';
 
 const MAIN = '# Benchmark results\n\n## Non-streaming chat\n\n| a |\n';
 const SOAK = '## Soak runs\n\nAppended by npm run soak.\n\n### run 1\n';
@@ -17,5 +17,14 @@ describe('the console-reads section of bench/RESULTS.md', () => {
   it('goes at the end without soak runs, and is absent from a document without it', () => {
     expect(withConsoleSection(MAIN, '## Console reads\n\nrun A\n')).toBe(`${MAIN}\n## Console reads\n\nrun A\n`);
     expect(consoleSectionOf(`${MAIN}\n${SOAK}`)).toBe('');
+  });
+
+  it('keeps the pages part (console-volume.ts) through a new reads run, and the reads through a new pages run', () => {
+    const reads = withConsoleSection(`${MAIN}\n${SOAK}`, '## Console reads\n\nrun A\n');
+    const pages = withConsolePages(reads, '### Pages in Chromium\n\npages 1\n');
+    expect(pages).toBe(`${MAIN}\n## Console reads\n\nrun A\n\n### Pages in Chromium\n\npages 1\n\n${SOAK}`);
+    expect(withConsoleSection(pages, '## Console reads\n\nrun B\n')).toBe(`${MAIN}\n## Console reads\n\nrun B\n\n### Pages in Chromium\n\npages 1\n\n${SOAK}`);
+    expect(withConsolePages(pages, '### Pages in Chromium\n\npages 2\n')).toBe(`${MAIN}\n## Console reads\n\nrun A\n\n### Pages in Chromium\n\npages 2\n\n${SOAK}`);
+    expect(withConsolePages(MAIN, '### Pages in Chromium\n\npages 1\n')).toBe(`${MAIN}\n## Console reads\n\n### Pages in Chromium\n\npages 1\n`);
   });
 });
