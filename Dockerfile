@@ -9,7 +9,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# Only src/ is compiled: the benchmark is not part of the image.
+# The console (SPEC 17) is built by Vite into dist/console/, which the gateway serves at /console/.
+COPY console ./console
+# Only src/ and console/ are built: the benchmark is not part of the image.
 RUN npm run build
 
 # --- deps: production dependencies only, native modules compiled with the same toolchain ---

@@ -13,7 +13,9 @@ import { log } from './processes/log.js';
 import { describeMachine, loadNow, repositoryRoot } from './processes/machine.js';
 import { measureRounds, warmUp, type Target, type TargetRounds } from './load-runs/measure.js';
 import { targetsTable } from './load-runs/performance-targets.js';
-import { summarizeProfileFile } from './load-runs/profile-summary.js';
+import { areasTable, type AreaProfile } from './load-runs/profile-areas.js';
+import { cpuPerRequest, medianOf } from './load-runs/figures.js';
+import { summarizeProfileFile, type CpuProfile } from './load-runs/profile-summary.js';
 import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './load-runs/report.js';
 import { readSettings, type Settings } from './load-runs/settings.js';
 import { measureSoakRss } from './comparisons/soak-rss.js';
@@ -84,14 +86,21 @@ async function measureComparisons(stack: Stack, targets: readonly Target[], sett
 }
 
 /** Profiles are written when the gateway processes exit: call after stopAll(). */
-function printProfileSummaries(stack: Stack): void {
+function printProfileSummaries(stack: Stack, rows: readonly TargetRounds[]): void {
   if (!stack.profileDir) return;
+  const byArea: AreaProfile[] = [];
   for (const file of readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
     // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
     const [pid, thread] = [Number(file.split('.')[3]), file.split('.')[4]];
-    const where = `${stack.processNames.get(pid) ?? `cluster worker (pid ${pid})`}${thread === '0' ? '' : ', worker thread'}`;
-    printExtra(`CPU profile: ${where}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 15));
+    const name = stack.processNames.get(pid);
+    const where = `${name ?? `cluster worker (pid ${pid})`}${thread === '0' ? '' : ', worker thread'}`;
+    printExtra(`CPU profile: ${where}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 20));
+    const row = rows.find((r) => r.name === name);
+    if (row && thread === '0') byArea.push({ name: row.name, profile: JSON.parse(readFileSync(join(stack.profileDir, file), 'utf8')) as CpuProfile, cpuMicrosPerRequest: medianOf(row, cpuPerRequest) });
   }
+  // The proxy first: each gateway's areas read against what the bare proxy spends on the same request.
+  byArea.sort((a, b) => rows.findIndex((r) => r.name === a.name) - rows.findIndex((r) => r.name === b.name));
+  if (byArea.length > 1) printExtra('CPU per request by area (main-thread profile shares × the run\'s median CPU µs/req; start-up left out)', areasTable(byArea));
   log(`CPU profiles of the gateway processes: ${stack.profileDir}`);
 }
 
@@ -126,7 +135,7 @@ async function main(): Promise<void> {
   await measureExtras(stack, targets, settings);
   stack.redisProbe.close();
   await stopAll();
-  printProfileSummaries(stack);
+  printProfileSummaries(stack, rows);
   if (settings.write) writeResults(tables, runSettings, loadAtStart);
   log(`total time ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);
   process.exitCode = failed ? 1 : 0;

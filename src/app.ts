@@ -2,11 +2,10 @@ import type { RequestListener } from 'node:http';
 import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
 import { AdminKeyAdmin, AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeAdminKeys, RuntimeKeys, startKeySync, syncAdminKeys } from './auth/index.js';
-import { ConfigError, ConfigStatus, loadConfig, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
+import { ConfigStatus, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
-import { applicableConfig, diffConfig } from './config/reload.js';
 import { createConsoleHandler, type ConsoleHandler } from './console/index.js';
-import { asGatewayError, errors, writeError } from './errors.js';
+import { asGatewayError, writeError } from './errors.js';
 import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
 import { NO_SLICE, PartList, type Part } from './lifecycle.js';
 import { LiveConfiguration, type Live, type Services } from './live.js';
@@ -16,6 +15,7 @@ import { OwnershipRegistry } from './ownership/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { BufferBudget } from './proxy/index.js';
 import { connectRedis } from './redis/index.js';
+import { reloader } from './reloader.js';
 import { StoreHandle, type SiblingChannel } from './store/index.js';
 import { startTeamSync, TeamAdmin, TeamDirectory } from './teams/index.js';
 import { createTracing, type Tracing } from './tracing/index.js';
@@ -246,41 +246,6 @@ function connectionEventsOf(metrics: Metrics): ConnectionEvents {
     watch: (counts) => metrics.watchConnections(counts),
     evicted: (reason) => metrics.recordConnectionEvicted(reason),
     refused: () => metrics.recordConnectionRefused(),
-  };
-}
-
-interface ReloadDeps {
-  readonly logger: Logger;
-  readonly metrics: Metrics;
-  readonly trail: AuditTrail;
-  /** What GET /admin/config shows: each reload's outcome. */
-  readonly status: ConfigStatus;
-}
-
-/**
- * Re-reads the config file and hands the applicable configuration to every part; an invalid
- * file (or one the live configuration cannot be built from) changes nothing and is a 400.
- */
-function reloader(configPath: string | undefined, live: LiveConfiguration, parts: PartList, deps: ReloadDeps) {
-  // `echo`: another cluster worker did this reload and recorded it (audit, counter); this one only applies it.
-  return async (actor: string, requestId: string, actorRole?: string, echo = false): Promise<ReloadResult> => {
-    try {
-      if (configPath === undefined) throw new ConfigError('this gateway was not started from a config file: nothing to reload');
-      const next = loadConfig(configPath);
-      const { changed, restartRequired } = diffConfig(live.current.config, next);
-      await parts.reconfigure(applicableConfig(live.current.config, next));
-      if (!echo) deps.metrics.recordConfigReload('ok');
-      if (!echo) deps.trail.record(actor, 'config.reload', 'config', 'ok', requestId, actorRole);
-      deps.status.applied(restartRequired);
-      deps.logger.info({ changed, restartRequired }, 'configuration reloaded');
-      return { status: 'reloaded', changed, restartRequired };
-    } catch (err) {
-      if (!echo) deps.metrics.recordConfigReload('error');
-      const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
-      if (!echo) deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId, actorRole);
-      deps.status.refused(message);
-      throw errors.invalidConfig(message);
-    }
   };
 }
 

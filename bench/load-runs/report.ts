@@ -218,11 +218,12 @@ round by round.
 - **first chunk** — time from sending a \`stream: true\` request to the first body bytes. The
   upstream writes the first SSE event at once and the next ones every millisecond, so a gateway that
   buffered the stream would show the whole stream's time here instead of one hop's.
-- **Targets** — the goals of the issue "every feature on, Redis store, at 0.7× a bare http-proxy-3
-  proxy" (bench/load-runs/performance-targets.ts), each with this run's value: ✓ met, ✗ not met.
-- **CPU profile** (\`--cpu-prof\`) — the top 15 self-time frames of each gateway process (and of
-  its worker threads) over the whole run, warm-up and extra measurements included; the same
-  table for the build before the performance pass, and the ratios each change was kept for, are
-  in [HISTORY.md](HISTORY.md).
+- **Targets** — the goals of issue 22 (performance, second pass; bench/load-runs/performance-targets.ts),
+  each with this run's value: ✓ met, ✗ not met.
+- **CPU profile** (\`--cpu-prof\`) — the top 20 self-time frames of the bare proxy and of each
+  gateway process (and of its worker threads) over the whole run, warm-up and extra measurements
+  included. **CPU per request by area** puts them side by side: each area's share of a process's
+  busy main thread (start-up left out) times that process's median CPU µs per request. The
+  ratios each change was kept for are in [HISTORY.md](HISTORY.md).
 `;
 }

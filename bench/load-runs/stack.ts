@@ -65,14 +65,18 @@ export const targetEnv = (stack: Stack, redisUrl: string, workers: number, ledge
   BENCH_FEATURES: features,
 });
 
+/** V8 CPU profiling flags when the run asks for profiles (`--cpu-prof`): the gateways', and the bare proxy's to compare with. */
+const profileArgs = (stack: Stack): string[] => (stack.profileDir ? ['--cpu-prof', '--cpu-prof-dir', stack.profileDir] : []);
+
 export async function startProxyTarget(stack: Stack): Promise<Target> {
-  const child = await startChild('proxy', TARGET, ['proxy'], targetEnv(stack, '', 1));
+  const child = await startChild('proxy', TARGET, ['proxy'], targetEnv(stack, '', 1), profileArgs(stack));
+  if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, 'proxy');
   return { name: 'proxy', url: child.url, process: child };
 }
 
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
-  const execArgv = [...(stack.profileDir ? ['--cpu-prof', '--cpu-prof-dir', stack.profileDir] : []), ...(options.exposeGc ? ['--expose-gc'] : [])];
+  const execArgv = [...profileArgs(stack), ...(options.exposeGc ? ['--expose-gc'] : [])];
   const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '' };
   const child = await startChild(name, TARGET, ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).

@@ -60,7 +60,8 @@ function startBareProxy(): Started {
  * validation, every limit kind on the key and on two team/project entries, reserve/settle,
  * prices, the usage ledger (a SQLite file of its own), ownership checks of the chat model,
  * metrics, and one request log line at `info` per request. The log goes to /dev/null through
- * the same synchronous pino destination production uses for stdout: the line is built and
+ * the kind of destination production writes stdout with (pino's default: an asynchronous
+ * SonicBoom, lines written together while a write is under way): the line is built and
  * written, the bench's terminal is spared.
  */
 async function startGateway(): Promise<Started> {
@@ -88,7 +89,7 @@ async function startGateway(): Promise<Started> {
     },
     'bench',
   );
-  const logger = createLogger(config.logging.level, pino.destination({ dest: '/dev/null', sync: true }));
+  const logger = createLogger(config.logging.level, pino.destination({ dest: '/dev/null', sync: false }));
   const gateway = await createGateway(config, { logger });
   return {
     server: createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents),

@@ -104,6 +104,14 @@ describe('another checkout as a baseline target', () => {
     expect(found.missingFeatures).toEqual([]);
   });
 
+  it('counts a log level chosen by a condition (`level: all ? \'info\' : \'silent\'`) as the request log at info', () => {
+    const path = checkout(
+      "const config = { database: {}, ownership: {}, prices: {}, costPerDay: 1, logging: { level: all ? 'info' : 'silent' } };",
+      'export const CHAT_PATH = "/v1/chat/completions";',
+    );
+    expect(inspectCheckout(path).missingFeatures).toEqual([]);
+  });
+
   it('finds the target of a checkout whose bench is split into rooms (bench/load-runs/), compiled or not', () => {
     const path = checkout("const config = { ownership: { mode: 'on' } };", "export const REQUEST_HEADERS = { authorization: 'Bearer tg-new-key' };", join('bench', 'load-runs'));
     const fromSources = inspectCheckout(path);
