@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from '
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { UpstreamName } from '../config/index.js';
+import type { ChatSampling } from '../validation/index.js';
 import { asGatewayError, type GatewayError } from '../errors.js';
 import type { ResponseTap } from '../metering/index.js';
 import type { GenAiMetrics } from './genai-metrics.js';
@@ -36,7 +37,7 @@ export type StepName = 'auth' | 'validate' | 'ownership' | 'limits';
 export interface UpstreamCall {
   readonly upstream: UpstreamName;
   readonly method: string;
-  readonly chat?: { readonly model: string; readonly raw: Buffer | undefined };
+  readonly chat?: { readonly model: string; readonly sampling: ChatSampling; readonly raw: Buffer | undefined };
 }
 
 /** How a request ended, as completion works it out (settle, meter, log). */
@@ -178,9 +179,10 @@ export class RequestTrace {
       attributes['gen_ai.operation.name'] = 'chat';
       attributes['gen_ai.provider.name'] = this.tracing.settings.providerNames[call.upstream];
       attributes['gen_ai.request.model'] = chat.model;
+      // The span records exactly when the request does (its parent's, or its trace id's, decision).
+      if (this.recording) requestAttributes(chat.sampling, chat.raw, this.tracing.settings.captureContent, attributes);
     }
     const span = this.tracing.span(chat ? `chat ${chat.model}` : call.method, SpanKind.CLIENT, this.context, attributes);
-    if (chat && span.isRecording()) span.setAttributes(requestAttributes(chat.raw, this.tracing.settings.captureContent));
     this.client = span;
     this.clientContext = trace.setSpan(this.context, span);
     this.clientStartedAt = performance.now();
@@ -245,7 +247,7 @@ export class RequestTrace {
     const watch = this.watch;
     if (!watch || !this.client!.isRecording()) return;
     if (watch.firstChunkAt !== undefined) attributes['gen_ai.response.time_to_first_chunk'] = (watch.firstChunkAt - this.clientStartedAt) / 1000;
-    const facts = watch.facts();
+    const facts = watch.facts(this.tracing.settings.captureContent);
     if (facts.id !== undefined) attributes['gen_ai.response.id'] = facts.id;
     if (facts.finishReasons.length > 0) attributes['gen_ai.response.finish_reasons'] = facts.finishReasons;
     if (this.tracing.settings.captureContent) {
