@@ -9,7 +9,7 @@ import { createMetricsEndpoint, type Logger, type Metrics, type UpstreamTargetSt
 import { OwnershipGuard, ownershipPolicy, type OwnershipRegistry } from './ownership/index.js';
 import { createV1Handler, type V1Handler } from './pipeline/index.js';
 import type { Tracing } from './tracing/index.js';
-import { configRouteSpec, createRouteTable, createUpstream, resolveRoute, ROUTES, unguardedRoutes, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
+import { configRouteSpec, createRouteTable, createUpstream, ROUTES, routeOf, unguardedRoutes, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
 import { createChatBodyChecker, type ChatBodyChecker } from './validation/index.js';
 
 /** What lives as long as the process: built once, shared by every configuration. */
@@ -46,7 +46,7 @@ export interface Live {
   readonly routes: RouteTable;
   readonly v1: V1Handler;
   readonly metricsHandler: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Routes a /v1 request (a 400/404/405 for a path the table does not know). */
+  /** Routes a /v1 request; throws the 400/404/405 for a path or method the table does not know (its span is made). */
   route(req: IncomingMessage, res: ServerResponse): void;
 }
 
@@ -86,7 +86,12 @@ export async function buildLive(config: Config, services: Services, previous?: L
     v1,
     metricsHandler: createMetricsEndpoint(services.metrics, config.metrics.bearerToken),
     route(req, res) {
-      v1.handle(req, res, resolveRoute(routes, req.method ?? 'GET', req.url ?? '/'));
+      const method = req.method ?? 'GET';
+      const resolved = routeOf(routes, method, req.url ?? '/');
+      if (resolved.refusal === undefined) return v1.handle(req, res, resolved.route);
+      // Refused before the pipeline: still a SERVER span (SPEC 18); the caller writes the refusal.
+      services.tracing?.refusedBeforeRoute(req, method, resolved.refusal, resolved.template);
+      throw resolved.refusal;
     },
   };
 }

@@ -78,7 +78,7 @@ async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Pr
   }
   const { facts } = check;
   return {
-    chat: { model: facts.model, estimatedTokens: facts.estimatedTokens, promptTokens: Math.ceil(facts.promptChars / 4), usageForced: facts.usageForced },
+    chat: { model: facts.model, estimatedTokens: facts.estimatedTokens, promptTokens: Math.ceil(facts.promptChars / 4), usageForced: facts.usageForced, sampling: facts.sampling },
     // Usage is read from the response body: it must arrive uncompressed to be metered. The
     // parser consumed the client's stream: the bytes are re-sent with their exact length (a
     // chunked request's transfer-encoding, hop-by-hop, is dropped when forwarding).

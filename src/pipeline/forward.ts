@@ -60,7 +60,7 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbou
   const { body, ownHeaders, answer } = outbound;
   const upstream = deps.upstreams[route.upstream];
   const { chat } = body;
-  exchange.trace?.startUpstream({ upstream: route.upstream, method: exchange.method, chat: chat && { model: chat.model, raw: body.raw } });
+  exchange.trace?.startUpstream({ upstream: route.upstream, method: exchange.method, chat: chat && { model: chat.model, sampling: chat.sampling, raw: body.raw } });
   prepareRequestHeaders(req, exchange, body, upstream, deps.untrustedHeaders);
   const stream = body.open((err) => {
     exchange.leg?.handle.abort();

@@ -1,5 +1,6 @@
 import type { Stream } from 'node:stream';
 import type { Principal, ProjectRef } from '../auth/index.js';
+import type { ChatSampling } from '../validation/index.js';
 
 /**
  * The values the steps of a /v1 request hand each other. Each is returned by one step and
@@ -21,6 +22,8 @@ export interface ChatTerms {
   readonly promptTokens: number;
   /** The gateway asked the upstream for a usage chunk the client did not ask for: the tap drops it (SPEC 6.4). */
   readonly usageForced: boolean;
+  /** The body's sampling settings, for a trace's `gen_ai.request.*`. */
+  readonly sampling: ChatSampling;
 }
 
 /** What the request carries upstream once the gateway has looked at its body. */

@@ -184,20 +184,39 @@ export function createRouteTable(routes: readonly RouteSpec[] = ROUTES): RouteTa
 }
 
 /**
- * The route a request URL addresses, or the 400 (unsafe path), 404 (no route) or 405 (with
- * `Allow`) to answer instead. Nothing is forwarded for a request this throws on.
+ * What a request URL resolves to: its route, or the refusal to answer instead — and, for a 405,
+ * the template its path matched (its trace names the route; a 400 or 404 has none).
  */
-export function resolveRoute(table: RouteTable, method: string, url: string): RouteSpec {
+export type RouteResolution =
+  | { readonly route: RouteSpec; readonly refusal?: undefined }
+  | { readonly route?: undefined; readonly refusal: GatewayError; readonly template: string | undefined };
+
+/**
+ * The route a request URL addresses, or the 400 (unsafe path), 404 (no route) or 405 (with
+ * `Allow`) to answer instead. Nothing is forwarded for a refused request.
+ */
+export function routeOf(table: RouteTable, method: string, url: string): RouteResolution {
   const queryStart = url.indexOf('?');
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
-  assertSafePath(path);
+  try {
+    assertSafePath(path);
+  } catch (err) {
+    return { refusal: err as GatewayError, template: undefined };
+  }
   const match = table.match(path, method);
-  if (!match) throw errors.routeNotFound(method, path);
+  if (!match) return { refusal: errors.routeNotFound(method, path), template: undefined };
   if (!match.methodAllowed) {
     const allowed = (match.allow ?? match.route.methods).join(', ');
-    throw errors.methodNotAllowed(method, match.route.template, allowed);
+    return { refusal: errors.methodNotAllowed(method, match.route.template, allowed), template: match.route.template };
   }
-  return match.route;
+  return { route: match.route };
+}
+
+/** routeOf, throwing its refusal. */
+export function resolveRoute(table: RouteTable, method: string, url: string): RouteSpec {
+  const resolved = routeOf(table, method, url);
+  if (resolved.refusal) throw resolved.refusal;
+  return resolved.route;
 }
 
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;

@@ -1,5 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { ResponseTap, TapResult } from '../metering/index.js';
+import type { ChatSampling } from '../validation/index.js';
+import { scanJsonReply } from './reply-scan.js';
 
 /**
  * The GenAI semantic conventions' view of a chat completion: what the request asked for (read
@@ -15,37 +17,33 @@ interface ChatMessage {
   readonly content?: unknown;
 }
 
-interface ChatRequestBody {
-  readonly model?: unknown;
-  readonly max_tokens?: unknown;
-  readonly max_completion_tokens?: unknown;
-  readonly temperature?: unknown;
-  readonly top_p?: unknown;
-  readonly stream?: unknown;
-  readonly messages?: unknown;
-}
-
 const asText = (content: unknown): string => (typeof content === 'string' ? content : JSON.stringify(content ?? ''));
 
-/** `gen_ai.request.*` from the chat body; `gen_ai.input.messages` only when content is captured. */
-export function requestAttributes(raw: Buffer | undefined, captureContent: boolean): Attributes {
-  if (raw === undefined) return {};
-  let body: ChatRequestBody;
+/** `gen_ai.input.messages`: the body parsed again, only when content is captured (undefined for a body it cannot read). */
+function inputMessages(raw: Buffer | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let body: { readonly messages?: unknown };
   try {
-    body = JSON.parse(raw.toString('utf8')) as ChatRequestBody;
+    body = JSON.parse(raw.toString('utf8')) as { readonly messages?: unknown };
   } catch {
-    return {};
+    return undefined;
   }
-  const attributes: Attributes = {};
-  const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-  if (typeof maxTokens === 'number') attributes['gen_ai.request.max_tokens'] = maxTokens;
-  if (typeof body.temperature === 'number') attributes['gen_ai.request.temperature'] = body.temperature;
-  if (typeof body.top_p === 'number') attributes['gen_ai.request.top_p'] = body.top_p;
-  if (typeof body.stream === 'boolean') attributes['gen_ai.request.stream'] = body.stream;
-  if (captureContent && Array.isArray(body.messages)) {
-    const messages = (body.messages as ChatMessage[]).map((m) => ({ role: m.role, parts: [{ type: 'text', content: asText(m.content) }] }));
-    attributes['gen_ai.input.messages'] = JSON.stringify(messages);
-  }
+  if (!Array.isArray(body.messages)) return undefined;
+  return JSON.stringify((body.messages as ChatMessage[]).map((m) => ({ role: m.role, parts: [{ type: 'text', content: asText(m.content) }] })));
+}
+
+/**
+ * `gen_ai.request.*` from the sampling settings validation read (the body is not parsed again
+ * for them); `gen_ai.input.messages` from the body only when content is captured. Written into
+ * `attributes`, so that the span gets them all at its start.
+ */
+export function requestAttributes(sampling: ChatSampling, raw: Buffer | undefined, captureContent: boolean, attributes: Attributes = {}): Attributes {
+  if (sampling.maxTokens !== undefined) attributes['gen_ai.request.max_tokens'] = sampling.maxTokens;
+  if (sampling.temperature !== undefined) attributes['gen_ai.request.temperature'] = sampling.temperature;
+  if (sampling.topP !== undefined) attributes['gen_ai.request.top_p'] = sampling.topP;
+  if (sampling.stream !== undefined) attributes['gen_ai.request.stream'] = sampling.stream;
+  const messages = captureContent ? inputMessages(raw) : undefined;
+  if (messages !== undefined) attributes['gen_ai.input.messages'] = messages;
   return attributes;
 }
 
@@ -133,8 +131,13 @@ export class ReplyWatch implements ResponseTap {
     return (this.seen = this.inner.end());
   }
 
-  /** What the reply said (parsed once the exchange is over, off the relay). */
-  facts(): ReplyFacts {
-    return readReply(Buffer.concat(this.chunks, this.size));
+  /**
+   * What the reply said, read once the exchange is over (off the relay). Without the text
+   * (content not captured), a JSON reply is scanned for its id and finish reasons, not parsed.
+   */
+  facts(withText: boolean): ReplyFacts {
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    const scanned = withText || this.streamed ? undefined : scanJsonReply(bytes);
+    return scanned ? { ...scanned, text: '' } : readReply(bytes);
   }
 }

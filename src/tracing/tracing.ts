@@ -2,7 +2,8 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from '
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { UpstreamName } from '../config/index.js';
-import { asGatewayError } from '../errors.js';
+import type { ChatSampling } from '../validation/index.js';
+import { asGatewayError, type GatewayError } from '../errors.js';
 import type { ResponseTap } from '../metering/index.js';
 import type { GenAiMetrics } from './genai-metrics.js';
 import { ReplyWatch, requestAttributes } from './genai.js';
@@ -14,6 +15,13 @@ const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
 };
 
 const headerSetter = { set: (carrier: OutgoingHttpHeaders, key: string, value: string) => void (carrier[key] = value) };
+
+/**
+ * The HTTP conventions' known methods: any other is `_OTHER` (its name in
+ * `http.request.method_original`), so a client cannot coin span names. Every method a route may
+ * accept (config routes: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS) is among them.
+ */
+const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE', 'QUERY']);
 
 export interface TracingSettings {
   /** Prompt and completion text on the client span (`gen_ai.input.messages`, `gen_ai.output.messages`). */
@@ -29,7 +37,7 @@ export type StepName = 'auth' | 'validate' | 'ownership' | 'limits';
 export interface UpstreamCall {
   readonly upstream: UpstreamName;
   readonly method: string;
-  readonly chat?: { readonly model: string; readonly raw: Buffer | undefined };
+  readonly chat?: { readonly model: string; readonly sampling: ChatSampling; readonly raw: Buffer | undefined };
 }
 
 /** How a request ended, as completion works it out (settle, meter, log). */
@@ -59,22 +67,37 @@ export class Tracing {
 
   /**
    * The SERVER span of a /v1 request, continuing the client's `traceparent` (a malformed one is
-   * ignored by the propagator: the request starts a trace of its own).
+   * ignored by the propagator: the request starts a trace of its own). `route` is the template
+   * its path matched; without one (a path no route knows) the span is named by the method alone,
+   * as the HTTP conventions say.
    */
-  startRequest(req: IncomingMessage, route: string, method: string): RequestTrace {
+  startRequest(req: IncomingMessage, route: string | undefined, method: string): RequestTrace {
     const parent = this.propagator.extract(ROOT_CONTEXT, req.headers, headerGetter);
     const path = req.url ?? '/';
     const query = path.indexOf('?');
+    const known = KNOWN_METHODS.has(method);
     const attributes: Attributes = {
-      'http.request.method': method,
-      'http.route': route,
+      'http.request.method': known ? method : '_OTHER',
       'url.path': query < 0 ? path : path.slice(0, query),
       'url.scheme': 'http',
     };
+    if (!known) attributes['http.request.method_original'] = method;
+    if (route !== undefined) attributes['http.route'] = route;
     const agent = req.headers['user-agent'];
     if (agent !== undefined) attributes['user_agent.original'] = agent;
-    const span = this.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent);
+    const name = `${known ? method : 'HTTP'}${route === undefined ? '' : ` ${route}`}`;
+    const span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
     return new RequestTrace(this, span, trace.setSpan(parent, span));
+  }
+
+  /**
+   * A /v1 request refused before the pipeline (400 unsafe path, 404 no route, 405 with the
+   * template its path matched): a SERVER span like any other, with the refusal's reason.
+   */
+  refusedBeforeRoute(req: IncomingMessage, method: string, refusal: GatewayError, route: string | undefined): void {
+    const request = this.startRequest(req, route, method);
+    request.refused(refusal);
+    request.finish({ status: refusal.status, aborted: false });
   }
 
   /** Internal: a span of the request's, under `parent`. */
@@ -156,9 +179,10 @@ export class RequestTrace {
       attributes['gen_ai.operation.name'] = 'chat';
       attributes['gen_ai.provider.name'] = this.tracing.settings.providerNames[call.upstream];
       attributes['gen_ai.request.model'] = chat.model;
+      // The span records exactly when the request does (its parent's, or its trace id's, decision).
+      if (this.recording) requestAttributes(chat.sampling, chat.raw, this.tracing.settings.captureContent, attributes);
     }
     const span = this.tracing.span(chat ? `chat ${chat.model}` : call.method, SpanKind.CLIENT, this.context, attributes);
-    if (chat && span.isRecording()) span.setAttributes(requestAttributes(chat.raw, this.tracing.settings.captureContent));
     this.client = span;
     this.clientContext = trace.setSpan(this.context, span);
     this.clientStartedAt = performance.now();
@@ -223,7 +247,7 @@ export class RequestTrace {
     const watch = this.watch;
     if (!watch || !this.client!.isRecording()) return;
     if (watch.firstChunkAt !== undefined) attributes['gen_ai.response.time_to_first_chunk'] = (watch.firstChunkAt - this.clientStartedAt) / 1000;
-    const facts = watch.facts();
+    const facts = watch.facts(this.tracing.settings.captureContent);
     if (facts.id !== undefined) attributes['gen_ai.response.id'] = facts.id;
     if (facts.finishReasons.length > 0) attributes['gen_ai.response.finish_reasons'] = facts.finishReasons;
     if (this.tracing.settings.captureContent) {

@@ -15,6 +15,30 @@ export interface ChatFacts {
   readonly forwardBytes: Buffer;
   /** True when include_usage was added by the gateway (the usage-only SSE event is then cut from the client's stream). */
   readonly usageForced: boolean;
+  /** What a trace's `gen_ai.request.*` says, read here so that a traced request's body is not parsed twice. */
+  readonly sampling: ChatSampling;
+}
+
+/** The body's sampling settings, each only when the body gave one of the right type. */
+export interface ChatSampling {
+  /** max_completion_tokens, else max_tokens. */
+  readonly maxTokens?: number;
+  readonly temperature?: number;
+  readonly topP?: number;
+  readonly stream?: boolean;
+}
+
+const numberOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
+/** A few property reads, so it is worked out for every chat body rather than kept for tracing alone. */
+function samplingOf(body: ChatBody): ChatSampling {
+  const { max_completion_tokens: maxCompletionTokens, max_tokens: maxTokens, temperature, top_p: topP, stream } = body;
+  return {
+    maxTokens: numberOrUndefined(maxCompletionTokens ?? maxTokens),
+    temperature: numberOrUndefined(temperature),
+    topP: numberOrUndefined(topP),
+    stream: typeof stream === 'boolean' ? stream : undefined,
+  };
 }
 
 /** How facts are worked out: fixed when the checker is built. */
@@ -48,5 +72,6 @@ export function chatFactsOf(raw: Buffer, body: ChatBody, settings: ChatFactSetti
     stream: body.stream === true,
     forwardBytes: bytes,
     usageForced: forced,
+    sampling: samplingOf(body),
   };
 }

@@ -5,7 +5,7 @@ export { MAX_DETAIL_ITEMS, MAX_VALIDATION_BODY_BYTES } from './fastapi-422/bound
 export { validateChatBody, type ChatBody, type ChatValidation } from './chat-body.js';
 export type { ChatBodyCheck } from './chat-body-check.js';
 export { createChatBodyChecker, type ChatBodyChecker, type ChatBodyCheckerOptions } from './chat-body-checker.js';
-export type { ChatFacts } from './chat-facts.js';
+export type { ChatFacts, ChatSampling } from './chat-facts.js';
 // Guarded bodies' owner fields are read as Python reads them (src/ownership, SPEC 13.1).
 export { pythonTopLevelMembers, type PythonReadLimits } from './python-json/decoder.js';
 export type { PyValue } from './python-json/value.js';

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -188,6 +189,59 @@ describe('tracing to an OTLP/HTTP collector', () => {
     });
     expect(byName(spans, 'POST /v1/chat/completions').attributes).toMatchObject({ 'http.response.status_code': 429, 'error.type': res.body.error.code });
     expect(spans.some((s) => s.kind === SPAN_KIND.client)).toBe(false);
+  });
+
+  it('makes a SERVER span, named by the method alone, with its reason, for a /v1 path no route knows (404) or an unsafe one (400)', async () => {
+    const cases = [
+      { traceId: '40400000000000000000000000000001', path: '/v1/no-such-route?x=1', status: 404, urlPath: '/v1/no-such-route' },
+      { traceId: '40000000000000000000000000000001', path: '/v1/preview/models/a%2fb', status: 400, urlPath: '/v1/preview/models/a%2fb' },
+    ];
+    for (const { traceId, path, status, urlPath } of cases) {
+      const res = await request(stack.gw.url).get(path).set('traceparent', `00-${traceId}-${CLIENT_SPAN}-01`);
+      expect(res.status).toBe(status);
+      const spans = await traceOf(receiver, traceId);
+      expect(spans.map((s) => s.name)).toEqual(['GET']);
+      const [server] = spans;
+      expect(server!.kind).toBe(SPAN_KIND.server);
+      expect(server!.parentSpanId).toBe(CLIENT_SPAN);
+      expect(server!.statusCode).toBe(0);
+      expect(server!.attributes).toEqual({
+        'http.request.method': 'GET',
+        'url.path': urlPath,
+        'url.scheme': 'http',
+        'http.response.status_code': status,
+        'error.type': res.body.error.code,
+        'tollgate.refusal.reason': res.body.error.message,
+      });
+    }
+  });
+
+  it('makes a SERVER span with the route its path matched for a 405, and an unknown method is _OTHER (named HTTP)', async () => {
+    const traceId = '40500000000000000000000000000001';
+    const res = await request(stack.gw.url).delete('/v1/models').set('traceparent', `00-${traceId}-${CLIENT_SPAN}-01`);
+    expect(res.status).toBe(405);
+    const [server, ...others] = await traceOf(receiver, traceId);
+    expect(others).toEqual([]);
+    expect(server!.name).toBe('DELETE /v1/models');
+    expect(server!.attributes).toMatchObject({
+      'http.request.method': 'DELETE',
+      'http.route': '/v1/models',
+      'http.response.status_code': 405,
+      'error.type': 'method_not_allowed',
+      'tollgate.refusal.reason': res.body.error.message,
+    });
+
+    const other = '40500000000000000000000000000002';
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const req = httpRequest(`${stack.gw.url}/v1/models`, { method: 'PROPFIND', headers: { traceparent: `00-${other}-${CLIENT_SPAN}-01` } }, (reply) => {
+        reply.resume().on('end', () => resolve(reply.statusCode));
+      });
+      req.on('error', reject).end();
+    });
+    expect(status).toBe(405);
+    const [propfind] = await traceOf(receiver, other);
+    expect(propfind!.name).toBe('HTTP /v1/models');
+    expect(propfind!.attributes).toMatchObject({ 'http.request.method': '_OTHER', 'http.request.method_original': 'PROPFIND', 'http.response.status_code': 405 });
   });
 
   it('marks a failed upstream hop as an error on the SERVER span', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { createRouteTable, resolveRoute } from '../../../src/proxy/index.js';
+import { createRouteTable, resolveRoute, routeOf } from '../../../src/proxy/index.js';
 
 const table = createRouteTable();
 const resolve = (method: string, url: string) => resolveRoute(table, method, url);
@@ -53,5 +53,14 @@ describe('resolveRoute', () => {
 
   it('allows dots inside an id', () => {
     expect(resolve('DELETE', '/v1/preview/models/qwen-2.5.ckpt').template).toBe('/v1/preview/models/{model_id}');
+  });
+});
+
+describe('routeOf', () => {
+  it('names the template a 405 path matched (its span is named by it), and none for a 404 or 400', () => {
+    expect(routeOf(table, 'PATCH', '/v1/preview/models/abc/checkpoints?x=1')).toMatchObject({ template: '/v1/preview/models/{model_id}/checkpoints', refusal: { status: 405 } });
+    expect(routeOf(table, 'GET', '/v1/nowhere')).toMatchObject({ template: undefined, refusal: { status: 404, code: 'not_found' } });
+    expect(routeOf(table, 'GET', '/v1/preview/models/a%2fb')).toMatchObject({ template: undefined, refusal: { status: 400, code: 'invalid_path' } });
+    expect(routeOf(table, 'GET', '/v1/models')).toEqual({ route: table.match('/v1/models', 'GET')!.route });
   });
 });

@@ -1,31 +1,42 @@
 import { describe, expect, it } from 'vitest';
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { readReply, requestAttributes, samplerFor } from '../../../src/tracing/index.js';
+import { chatFactsOf } from '../../../src/validation/chat-facts.js';
 
 describe('GenAI attributes of a chat request', () => {
-  const body = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+  // As the pipeline makes them: the sampling settings from validation's facts, the raw bytes beside.
+  const attributesOf = (value: Record<string, unknown>, captureContent: boolean) => {
+    const raw = Buffer.from(JSON.stringify(value));
+    const { sampling } = chatFactsOf(raw, { model: 'm', messages: [], ...value }, { defaultCompletionTokens: 1, forceStreamUsage: false });
+    return requestAttributes(sampling, raw, captureContent);
+  };
 
   it('takes max_completion_tokens over max_tokens, and the sampling settings', () => {
-    expect(requestAttributes(body({ model: 'm', max_tokens: 10, max_completion_tokens: 20, temperature: 0, top_p: 0.9, stream: false, messages: [] }), false)).toEqual({
+    expect(attributesOf({ model: 'm', max_tokens: 10, max_completion_tokens: 20, temperature: 0, top_p: 0.9, stream: false, messages: [] }, false)).toEqual({
       'gen_ai.request.max_tokens': 20,
       'gen_ai.request.temperature': 0,
       'gen_ai.request.top_p': 0.9,
       'gen_ai.request.stream': false,
     });
+    expect(attributesOf({ max_tokens: 10, stream: true }, false)).toEqual({ 'gen_ai.request.max_tokens': 10, 'gen_ai.request.stream': true });
+  });
+
+  it('leaves out a setting of the wrong type', () => {
+    expect(attributesOf({ max_tokens: '10', temperature: null, top_p: 'high', stream: 'yes' }, false)).toEqual({});
   });
 
   it('writes the messages only when content is captured, structured content as JSON text', () => {
     const messages = [{ role: 'system', content: 'be brief' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }];
-    expect(requestAttributes(body({ messages }), false)).toEqual({});
-    expect(JSON.parse(String(requestAttributes(body({ messages }), true)['gen_ai.input.messages']))).toEqual([
+    expect(attributesOf({ messages }, false)).toEqual({});
+    expect(JSON.parse(String(attributesOf({ messages }, true)['gen_ai.input.messages']))).toEqual([
       { role: 'system', parts: [{ type: 'text', content: 'be brief' }] },
       { role: 'user', parts: [{ type: 'text', content: '[{"type":"text","text":"hi"}]' }] },
     ]);
   });
 
-  it('gives nothing for a body it cannot read', () => {
-    expect(requestAttributes(Buffer.from('{"model":'), true)).toEqual({});
-    expect(requestAttributes(undefined, true)).toEqual({});
+  it('gives no messages for a body it cannot read', () => {
+    expect(requestAttributes({}, Buffer.from('{"model":'), true)).toEqual({});
+    expect(requestAttributes({}, undefined, true)).toEqual({});
   });
 });
 
@@ -51,5 +62,13 @@ describe('samplerFor', () => {
     expect(parentBased).toBeInstanceOf(ParentBasedSampler);
     expect(parentBased.toString()).toContain('TraceIdRatioBased{0.25}');
     expect(samplerFor('parentbased_always_off', 1).toString()).toContain('AlwaysOffSampler');
+  });
+
+  it('keeps every trace at ratio 1 without hashing trace ids, and still follows the parent', () => {
+    expect(samplerFor('traceidratio', 1)).toBeInstanceOf(AlwaysOnSampler);
+    const parentBased = samplerFor('parentbased_traceidratio', 1);
+    expect(parentBased).toBeInstanceOf(ParentBasedSampler);
+    expect(parentBased.toString()).toBe(new ParentBasedSampler({ root: new AlwaysOnSampler() }).toString());
+    expect(samplerFor('traceidratio', 0.999).toString()).toBe(new TraceIdRatioBasedSampler(0.999).toString());
   });
 });

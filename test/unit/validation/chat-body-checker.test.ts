@@ -45,7 +45,7 @@ describe('ChatBodyChecker: ordinary bodies are checked synchronously on the even
     expect(result).not.toBeInstanceOf(Promise);
     expect(result).toEqual({
       ok: true,
-      facts: { model: 'm', estimatedTokens: 10, promptChars: 11, stream: false, forwardBytes: raw, usageForced: false },
+      facts: { model: 'm', estimatedTokens: 10, promptChars: 11, stream: false, forwardBytes: raw, usageForced: false, sampling: { maxTokens: 7 } },
     });
     expect(forwarded(result as ChatBodyCheck)).toBe(raw);
     expect(estimateChatTokens(JSON.parse(text) as Record<string, unknown>, 100)).toBe(10);
@@ -57,7 +57,7 @@ describe('ChatBodyChecker: ordinary bodies are checked synchronously on the even
     const forced = forceStreamUsage(Buffer.from(text), JSON.parse(text) as Record<string, unknown>);
     expect(result).toEqual({
       ok: true,
-      facts: { model: 'm', estimatedTokens: 101, promptChars: 4, stream: true, forwardBytes: forced.bytes, usageForced: true },
+      facts: { model: 'm', estimatedTokens: 101, promptChars: 4, stream: true, forwardBytes: forced.bytes, usageForced: true, sampling: { stream: true } },
     });
   });
 

@@ -30,7 +30,7 @@ console.log(JSON.stringify({
 
 const EXPECTED = {
   inWorker: true,
-  facts: { model: 'm', estimatedTokens: 200_001, promptChars: 800_000, stream: true, usageForced: true, forwardBytes: 40 },
+  facts: { model: 'm', estimatedTokens: 200_001, promptChars: 800_000, stream: true, usageForced: true, forwardBytes: 40, sampling: { stream: true } },
   invalid: 'json_invalid',
 };
 

@@ -1,0 +1,84 @@
+import { skipJsonSpace } from '../metering/taps/json-scan.js';
+
+/**
+ * A JSON chat reply's `id` and each choice's `finish_reason`, read by walking its bytes rather
+ * than parsing it whole: a traced request otherwise parses every reply a second time (the
+ * metering tap reads usage and model its own way), for two small values. Only the top-level
+ * `id` and the `finish_reason` of an object directly in the top-level `choices` array count,
+ * whatever order the keys come in, as JSON.parse would read them.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+const ID = Buffer.from('"id"');
+const CHOICES = Buffer.from('"choices"');
+const FINISH_REASON = Buffer.from('"finish_reason"');
+
+/** The index just past the string whose opening quote is at `start`; -1 when it does not end. */
+function stringEnd(bytes: Buffer, start: number): number {
+  for (let at = bytes.indexOf(QUOTE, start + 1); at !== -1; at = bytes.indexOf(QUOTE, at + 1)) {
+    let backslashes = 0;
+    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes += 1;
+    if (backslashes % 2 === 0) return at + 1;
+  }
+  return -1;
+}
+
+const isKey = (bytes: Buffer, start: number, end: number, key: Buffer): boolean => end - start === key.length && bytes.compare(key, 0, key.length, start, end) === 0;
+
+/** The string value at `at` (escapes decoded), or undefined when the value there is not a string. */
+function stringAt(bytes: Buffer, at: number): string | undefined {
+  if (bytes[at] !== QUOTE) return undefined;
+  const end = stringEnd(bytes, at);
+  if (end === -1) return undefined;
+  try {
+    return JSON.parse(bytes.toString('utf8', at, end)) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface ScannedReply {
+  id?: string;
+  finishReasons: string[];
+}
+
+/** The reply's id and finish reasons; undefined when the bytes are not a JSON object (an SSE stream, say). */
+export function scanJsonReply(bytes: Buffer): ScannedReply | undefined {
+  let i = skipJsonSpace(bytes, 0);
+  if (bytes[i] !== OPEN_BRACE) return undefined;
+  const reply: ScannedReply = { finishReasons: [] };
+  let depth = 0;
+  let inChoices = false;
+  for (; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) {
+      const end = stringEnd(bytes, i);
+      if (end === -1) break;
+      const colon = skipJsonSpace(bytes, end);
+      if (bytes[colon] === COLON) {
+        const value = skipJsonSpace(bytes, colon + 1);
+        // Duplicate keys: JSON.parse keeps the last value; so does this.
+        if (depth === 1 && isKey(bytes, i, end, ID)) reply.id = stringAt(bytes, value);
+        else if (depth === 1 && isKey(bytes, i, end, CHOICES)) inChoices = bytes[value] === OPEN_BRACKET;
+        else if (depth === 3 && inChoices && isKey(bytes, i, end, FINISH_REASON)) {
+          const reason = stringAt(bytes, value);
+          if (reason !== undefined) reply.finishReasons.push(reason);
+        }
+      }
+      i = end - 1;
+    } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth += 1;
+    else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+      depth -= 1;
+      if (depth < 2) inChoices = false;
+    }
+  }
+  if (reply.id === undefined) delete reply.id;
+  return reply;
+}
