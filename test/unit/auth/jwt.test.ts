@@ -1,5 +1,8 @@
-import { generateKeyPair, exportSPKI, SignJWT } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { generateKeyPair, exportSPKI, SignJWT, type JWTPayload } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../src/errors.js';
+import { freePort } from '../../helpers/ports.js';
 import { ConfigError, type JwtConfig } from '../../../src/config/index.js';
 import { AuthFailure } from '../../../src/auth/failure.js';
 import { createJwtVerifier, looksLikeJwt } from '../../../src/auth/jwt.js';
@@ -126,6 +129,14 @@ describe('JWT refusals (401)', () => {
     expect((await verifier.verify(forever)).team).toBe('t');
   });
 
+  it('names the missing exp only: a token without iss (issuer configured) or with a non-numeric exp is "could not be verified"', async () => {
+    const unverified = 'invalid_token: The token could not be verified (signature, issuer, audience or algorithm).';
+    const noIssuer = await new SignJWT({ team: 't' }).setProtectedHeader({ alg: 'HS256' }).setSubject('a').setExpirationTime('5m').sign(KEY);
+    expect(await refusal(noIssuer, { issuer: 'https://idp.test/' })).toBe(unverified);
+    const wordExp = await new SignJWT({ team: 't', exp: 'tomorrow' } as unknown as JWTPayload).setProtectedHeader({ alg: 'HS256' }).setSubject('a').sign(KEY);
+    expect(await refusal(wordExp)).toBe(unverified);
+  });
+
   it('refuses a token another secret signed', async () => {
     const other = await new SignJWT({ team: 't' }).setProtectedHeader({ alg: 'HS256' }).setSubject('a').setExpirationTime('5m').sign(new TextEncoder().encode(`${SECRET}?`));
     expect(await refusal(other)).toBe('invalid_token: The token could not be verified (signature, issuer, audience or algorithm).');
@@ -142,5 +153,49 @@ describe('JWT public key', () => {
     await expect(createJwtVerifier(config({ secret: undefined, publicKey: 'not a pem', algorithms: undefined }))).rejects.toThrow(ConfigError);
     await expect(createJwtVerifier(config({ secret: undefined, publicKey: 'not a pem', algorithms: undefined }))).rejects.toThrow(/^auth\.jwt\.publicKey: not a PEM public key usable with RS256 \(/);
     await expect(createJwtVerifier(config({ secret: undefined, publicKey: 'not a pem', algorithms: ['ES256'] }))).rejects.toThrow(/^auth\.jwt\.publicKey: not a PEM public key usable with ES256 \(/);
+  });
+});
+
+/** A JWKS endpoint on a free port that answers every request with `answer` (undefined: never answers). */
+describe('JWT with a remote JWKS that cannot be used', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+    server = undefined;
+  });
+
+  async function jwks(answer: string | undefined): Promise<string> {
+    const port = await freePort();
+    server = createServer((_, res) => {
+      if (answer !== undefined) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    });
+    await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${port}/jwks.json`;
+  }
+
+  /** The status and code a token is answered with, and how long verifying took. */
+  async function outcome(jwksUrl: string, jwksTimeoutMs = 5_000) {
+    const verifier = await createJwtVerifier(config({ secret: undefined, jwksUrl, algorithms: ['RS256'], jwksTimeoutMs }));
+    const { privateKey } = await generateKeyPair('RS256');
+    const token = await new SignJWT({ team: 't' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('a').setExpirationTime('5m').sign(privateKey);
+    const started = Date.now();
+    try {
+      await verifier.verify(token);
+      return 'accepted';
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      return { status: err.status, code: err.code, ms: Date.now() - started };
+    }
+  }
+
+  it('answers 503 auth_unavailable for a key set that is not one (JWKS malformed), not a 401', async () => {
+    expect(await outcome(await jwks('{"keys":5}'))).toMatchObject({ status: 503, code: 'auth_unavailable' });
+  });
+
+  it('answers 503 auth_unavailable once auth.jwt.jwksTimeoutMs passes without an answer, not after fetch\'s own default', async () => {
+    const answer = await outcome(await jwks(undefined), 300);
+    expect(answer).toMatchObject({ status: 503, code: 'auth_unavailable' });
+    expect((answer as { ms: number }).ms).toBeLessThan(3_000);
   });
 });
