@@ -29,6 +29,14 @@ describe('rate-limit headers', () => {
     });
   });
 
+  it('describes the first scope in the plan (the key) when two have the same remaining', () => {
+    // key rpm: 100-90=10 left; project rpm: 50-40=10 left: a tie, the key's limit is shown.
+    const headers = rateLimitHeaders([check('key', 'rpm', 100), check('project', 'rpm', 50)], [90, 40], [30_000, 5_000]);
+    expect(headers['x-ratelimit-limit-requests']).toBe('100');
+    expect(headers['x-ratelimit-reset-requests']).toBe('30s');
+    expect(headers['ratelimit-policy']).toBe('"rpm";q=100;w=60');
+  });
+
   it('never reports negative remaining when usage overran the limit', () => {
     const headers = rateLimitHeaders([check('key', 'tpm', 1000)], [1400], [1000]);
     expect(headers['x-ratelimit-remaining-tokens']).toBe('0');

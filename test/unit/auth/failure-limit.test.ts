@@ -1,0 +1,126 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AuthFailure } from '../../../src/auth/failure.js';
+import { AuthFailureLimit } from '../../../src/auth/failure-limit.js';
+
+/**
+ * SPEC 15 floods of bad credentials, on one instance without Redis (the limiter is
+ * rate-limiter-flexible's RateLimiterMemory, as in production without Redis): what a client
+ * from one address sees as its failures accumulate. The gateway-level and Redis cases are in
+ * test/integration/gateway/auth-floods.test.ts.
+ */
+
+const OPTIONS = { keyPrefix: 'tollgate:', replySilenceMs: 100, onStoreError: (): void => undefined };
+const A = '203.0.113.7';
+const B = '203.0.113.8';
+
+const badKey = (): Promise<never> => Promise.reject(new AuthFailure('unknown_key', 'Incorrect API key provided.'));
+const goodKey = (): Promise<string> => Promise.resolve('team-a');
+
+/** `count` failed key checks from `address`, each answered with the key check's own 401. */
+async function fail(limit: AuthFailureLimit, address: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await expect(limit.guard(address, badKey)).rejects.toMatchObject({ status: 401, reason: 'unknown_key' });
+  }
+}
+
+/** What a request from `address` with a good key is answered: the key check's result or the refusal. */
+async function answer(limit: AuthFailureLimit, address: string): Promise<string | { status: number; code: string; message: string; headers: Readonly<Record<string, string>> }> {
+  const check = vi.fn(goodKey);
+  try {
+    return await limit.guard(address, check);
+  } catch (err) {
+    if (!(err instanceof AuthFailure)) throw err;
+    expect(check).not.toHaveBeenCalled();
+    return { status: err.status, code: err.code, message: err.message, headers: err.headers };
+  }
+}
+
+const throttled = (perMinute: number, seconds: number, retry: string) => ({
+  status: 429,
+  code: 'too_many_auth_failures',
+  message: `Too many failed authentication attempts from this address: limit ${perMinute} per minute, retry in ${retry}.`,
+  headers: { 'retry-after': String(seconds) },
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('auth failure limit (memory)', () => {
+  it('serves an address below perMinute failures and refuses it at perMinute, for blockSeconds, without calling the key check', async () => {
+    const limit = new AuthFailureLimit({ perMinute: 3, blockSeconds: 7 }, undefined, OPTIONS);
+    await fail(limit, A, 2);
+    expect(await answer(limit, A)).toBe('team-a');
+    await fail(limit, A, 1);
+    expect(await answer(limit, A)).toEqual(throttled(3, 7, '7s'));
+    expect(await answer(limit, B)).toBe('team-a');
+  });
+
+  it('says the block in whole seconds from the failure that reached the limit (Retry-After 90, 1m30s)', async () => {
+    const limit = new AuthFailureLimit({ perMinute: 1, blockSeconds: 90 }, undefined, OPTIONS);
+    await fail(limit, A, 1);
+    expect(await answer(limit, A)).toEqual(throttled(1, 90, '1m30s'));
+  });
+
+  it('passes the 401 through unchanged and counts only 401s: a 403 or a thrown error does not count', async () => {
+    const limit = new AuthFailureLimit({ perMinute: 1, blockSeconds: 60 }, undefined, OPTIONS);
+    const notAdmin = new AuthFailure('not_admin', 'This key is not an admin key.');
+    await expect(limit.guard(A, () => Promise.reject(notAdmin))).rejects.toBe(notAdmin);
+    const broken = new Error('store down');
+    await expect(limit.guard(A, () => Promise.reject(broken))).rejects.toBe(broken);
+    expect(await answer(limit, A)).toBe('team-a');
+    const unknown = new AuthFailure('unknown_key', 'Incorrect API key provided.');
+    await expect(limit.guard(A, () => Promise.reject(unknown))).rejects.toBe(unknown);
+    expect(await answer(limit, A)).toEqual(throttled(1, 60, '1m0s'));
+  });
+
+  it('counts nothing and refuses nothing while off (null), and counts again once a reload turns it on', async () => {
+    const limit = new AuthFailureLimit(null, undefined, OPTIONS);
+    await fail(limit, A, 40);
+    expect(await answer(limit, A)).toBe('team-a');
+    limit.configure({ perMinute: 2, blockSeconds: 5 });
+    await fail(limit, A, 2);
+    expect(await answer(limit, A)).toEqual(throttled(2, 5, '5s'));
+    limit.configure(null);
+    expect(await answer(limit, A)).toBe('team-a');
+  });
+
+  it('applies a reloaded perMinute to the next failures, keeping the count so far', async () => {
+    const limit = new AuthFailureLimit({ perMinute: 10, blockSeconds: 60 }, undefined, OPTIONS);
+    await fail(limit, A, 2);
+    limit.configure({ perMinute: 3, blockSeconds: 4 });
+    expect(await answer(limit, A)).toBe('team-a');
+    await fail(limit, A, 1);
+    expect(await answer(limit, A)).toEqual(throttled(3, 4, '4s'));
+  });
+
+  it('blocks at a raised perMinute too: the block outlasts the new limit, not the old one', async () => {
+    const limit = new AuthFailureLimit({ perMinute: 1, blockSeconds: 60 }, undefined, OPTIONS);
+    limit.configure({ perMinute: 3, blockSeconds: 60 });
+    await fail(limit, A, 2);
+    expect(await answer(limit, A)).toBe('team-a');
+    await fail(limit, A, 1);
+    expect(await answer(limit, A)).toEqual(throttled(3, 60, '1m0s'));
+  });
+
+  it('refuses an address whose failures this minute already reach a lowered perMinute, until its minute ends', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    vi.setSystemTime(Date.parse('2030-01-01T00:00:00.000Z'));
+    const limit = new AuthFailureLimit({ perMinute: 10, blockSeconds: 300 }, undefined, OPTIONS);
+    await fail(limit, A, 3);
+    limit.configure({ perMinute: 3, blockSeconds: 300 });
+    vi.setSystemTime(Date.parse('2030-01-01T00:00:15.000Z'));
+    expect(await answer(limit, A)).toEqual(throttled(3, 45, '45s'));
+  });
+
+  it('serves the address again once its block has passed', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    vi.setSystemTime(Date.parse('2030-01-01T00:00:00.000Z'));
+    const limit = new AuthFailureLimit({ perMinute: 1, blockSeconds: 5 }, undefined, OPTIONS);
+    await fail(limit, A, 1);
+    vi.setSystemTime(Date.parse('2030-01-01T00:00:04.000Z'));
+    expect(await answer(limit, A)).toEqual(throttled(1, 1, '1s'));
+    vi.setSystemTime(Date.parse('2030-01-01T00:00:05.001Z'));
+    expect(await answer(limit, A)).toBe('team-a');
+  });
+});
