@@ -1,4 +1,4 @@
-import { skipJsonSpace } from '../metering/taps/json-scan.js';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, jsonKey, OPEN_BRACE, OPEN_BRACKET, QUOTE, skipJsonSpace } from '../metering/taps/json-scan.js';
 
 /**
  * A JSON chat reply's `id` and each choice's `finish_reason`, read by walking its bytes rather
@@ -8,17 +8,9 @@ import { skipJsonSpace } from '../metering/taps/json-scan.js';
  * whatever order the keys come in, as JSON.parse would read them.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-
-const ID = Buffer.from('"id"');
-const CHOICES = Buffer.from('"choices"');
-const FINISH_REASON = Buffer.from('"finish_reason"');
+const ID = jsonKey('id');
+const CHOICES = jsonKey('choices');
+const FINISH_REASON = jsonKey('finish_reason');
 
 /** The index just past the string whose opening quote is at `start`; -1 when it does not end. */
 function stringEnd(bytes: Buffer, start: number): number {

@@ -4,11 +4,14 @@
  * followed by `:` is a key — never text that happens to quote the name.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
+/** The bytes of JSON's structure, for the scans here and the tracer's reply scan. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COLON = 0x3a;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
 
 const isJsonSpace = (byte: number | undefined): boolean => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
 
