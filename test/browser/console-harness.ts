@@ -101,6 +101,15 @@ export class Watched {
 }
 
 /** The widest the document gets: wider than the viewport means a horizontal scrollbar. */
+/** A new watched context (kept in `contexts`, for the test to check and close) with a page on the console. */
+export async function openConsole(browser: Browser, url: string, contexts: Watched[], options: Parameters<typeof Watched.open>[1] = {}): Promise<{ watched: Watched; page: Page }> {
+  const watched = await Watched.open(browser, options);
+  contexts.push(watched);
+  const page = await watched.newPage();
+  await page.goto(`${url}/console/`);
+  return { watched, page };
+}
+
 export const documentWidth = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth);
 
 export async function signIn(page: Page, key: string): Promise<void> {

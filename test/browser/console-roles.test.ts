@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../fixtures/inference-host.js';
@@ -8,7 +8,7 @@ import { bearer, KEYS } from '../helpers/keys.js';
 import { createTestDatabase, relayTo, type TestDatabase } from '../helpers/postgres.js';
 import type { TcpProxy } from '../helpers/tcp-proxy.js';
 import { eventually } from '../helpers/wait.js';
-import { buildConsole, launchChromium, LEAD, PAGES, signIn, startConsoleStack, visit, VIEWER, Watched, type ConsoleStack } from './console-harness.js';
+import { buildConsole, launchChromium, LEAD, PAGES, signIn, startConsoleStack, visit, VIEWER, openConsole, Watched, type ConsoleStack } from './console-harness.js';
 
 /** The buttons of writes: none of them may be shown to a viewer. */
 const WRITE_BUTTONS = /^(Create key|Create team|Edit|Rotate|Disable|Enable|Revoke|Reload|Adopt|Save)\b/;
@@ -28,13 +28,7 @@ describe('the console in Chromium: roles, CSRF and sessions (SPEC 16, 17)', () =
   let gw: RunningGateway;
   const contexts: Watched[] = [];
 
-  async function open(): Promise<{ watched: Watched; page: Page }> {
-    const watched = await Watched.open(browser);
-    contexts.push(watched);
-    const page = await watched.newPage();
-    await page.goto(`${gw.url}/console/`);
-    return { watched, page };
-  }
+  const open = () => openConsole(browser, gw.url, contexts);
 
   beforeAll(async () => {
     stack = await startConsoleStack(consoleDir);

@@ -5,7 +5,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../helpers/gateway.js';
 import { bearer, KEYS } from '../helpers/keys.js';
-import { buildConsole, documentWidth, launchChromium, PAGES, signIn, startConsoleStack, visit, VIEWER, Watched, type ConsoleStack } from './console-harness.js';
+import { buildConsole, documentWidth, launchChromium, PAGES, signIn, startConsoleStack, visit, VIEWER, openConsole, Watched, type ConsoleStack } from './console-harness.js';
 
 /**
  * Every run screenshots every page (a page that cannot render fails here); `npm run screenshots`
@@ -36,13 +36,7 @@ describe('the console in Chromium, signed in as an admin (SPEC 17)', () => {
 
   const chat = (key: string, usage?: string) => stack.chat(key, usage);
 
-  async function open(options: Parameters<typeof Watched.open>[1] = {}): Promise<{ watched: Watched; page: Page }> {
-    const watched = await Watched.open(browser, options);
-    contexts.push(watched);
-    const page = await watched.newPage();
-    await page.goto(`${gw.url}/console/`);
-    return { watched, page };
-  }
+  const open = (options: Parameters<typeof Watched.open>[1] = {}) => openConsole(browser, gw.url, contexts, options);
 
   beforeAll(async () => {
     stack = await startConsoleStack(consoleDir);
