@@ -4,5 +4,6 @@
  * optionally the GenAI metrics over OTLP. Off by default: then nothing here is built.
  */
 export { createTracing, samplerFor, type TracingEvents } from './provider.js';
-export { RequestTrace, Tracing, type RequestOutcome, type StepName, type TracingSettings, type UpstreamCall } from './tracing.js';
+export { Tracing, type TracingSettings } from './tracing.js';
+export { RequestTrace, type RequestOutcome, type StepName, type UpstreamCall } from './request-trace.js';
 export { readReply, requestAttributes, type ReplyFacts } from './genai.js';

@@ -1,19 +1,16 @@
-import { createNoopMeter, type Counter, type Meter, type MeterProvider } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
-  BasicTracerProvider,
-  BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
-  type BufferConfig,
   type Sampler,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { SamplerName, TracingConfig } from '../config/index.js';
+import type { ExportThreadSettings } from './export-messages.js';
+import { ExportThread } from './export-thread.js';
 import { createGenAiMetrics, type GenAiMetrics } from './genai-metrics.js';
 import { Tracing } from './tracing.js';
 
@@ -34,39 +31,21 @@ export function samplerFor(name: SamplerName, ratio: number): Sampler {
   return name.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root;
 }
 
-/** The SDK counts each span it processed; a span with an `error.type` (queue_full, an export error) was dropped. */
-const PROCESSED_SPANS = 'otel.sdk.processor.span.processed';
+const withPath = (endpoint: string, path: string): string => `${endpoint.replace(/\/+$/, '')}${path}`;
 
-/**
- * A MeterProvider for the span processor's own metrics (the SDK's self-observability): of all
- * it reports, only dropped spans matter here, and they go to the Prometheus counter. Everything
- * else is the API's no-op meter.
- */
-function droppedSpansMeter(events: TracingEvents): MeterProvider {
-  const noop = createNoopMeter();
-  const dropped: Pick<Counter, 'add'> = {
-    add: (count, attributes) => {
-      if (attributes?.['error.type'] !== undefined) events.spansDropped(count);
-    },
-  };
-  const meter = Object.create(noop) as Meter;
-  meter.createCounter = ((name: string, options) => (name === PROCESSED_SPANS ? dropped : noop.createCounter(name, options))) as Meter['createCounter'];
-  return { getMeter: () => meter };
-}
-
-/** The batch processor's settings: a bounded queue, and exports given up past the timeout. */
-function bufferConfig(config: TracingConfig, events: TracingEvents): BufferConfig {
-  const options: BufferConfig & { selfObsMeterProvider: MeterProvider } = {
+/** The export thread's settings: the batch processor's bounded queue, and exports given up past the timeout. */
+function exportSettings(config: TracingConfig): ExportThreadSettings {
+  return {
+    url: withPath(config.endpoint, '/v1/traces'),
+    headers: config.headers,
+    serviceName: config.serviceName,
+    timeOrigin: performance.timeOrigin,
     maxQueueSize: config.maxQueueSize,
     maxExportBatchSize: Math.min(512, config.maxQueueSize),
     scheduledDelayMillis: config.scheduledDelayMs,
     exportTimeoutMillis: config.exportTimeoutMs,
-    selfObsMeterProvider: droppedSpansMeter(events),
   };
-  return options;
 }
-
-const withPath = (endpoint: string, path: string): string => `${endpoint.replace(/\/+$/, '')}${path}`;
 
 /**
  * Builds the tracer (and, with `metrics: true`, the GenAI metrics) from `tracing:`; undefined
@@ -75,14 +54,9 @@ const withPath = (endpoint: string, path: string): string => `${endpoint.replace
 export function createTracing(config: TracingConfig, events: TracingEvents): Tracing | undefined {
   if (!config.enabled) return undefined;
   const resource: Resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName });
-  const exporter = new OTLPTraceExporter({ url: withPath(config.endpoint, '/v1/traces'), headers: config.headers, timeoutMillis: config.exportTimeoutMs });
-  const provider = new BasicTracerProvider({
-    resource,
-    sampler: samplerFor(config.sampler, config.sampleRatio),
-    spanProcessors: [new BatchSpanProcessor(exporter, bufferConfig(config, events))],
-  });
+  const exportThread = new ExportThread(exportSettings(config), events);
   const metrics: GenAiMetrics | undefined = config.metrics ? createGenAiMetrics(config, resource, withPath(config.endpoint, '/v1/metrics')) : undefined;
-  return new Tracing(provider, new W3CTraceContextPropagator(), {
+  return new Tracing(exportThread, new W3CTraceContextPropagator(), samplerFor(config.sampler, config.sampleRatio), {
     captureContent: config.captureContent,
     providerNames: config.providerNames,
     metrics,

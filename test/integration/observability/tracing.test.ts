@@ -69,6 +69,8 @@ describe('tracing to an OTLP/HTTP collector', () => {
   });
 
   it('continues the client trace: a SERVER span, the steps under it, the GenAI CLIENT span, the same trace upstream and in the ledger', async () => {
+    // 100 ms either side: the gateway's performance clock and Date.now() agree far closer than that in one process.
+    const sentAt = BigInt(Date.now() - 100) * 1_000_000n;
     const res = await chat(stack, { max_tokens: 50, temperature: 0.2 }, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`, tracestate: 'vendor=abc' });
     expect(res.status).toBe(200);
     const spans = await traceOf(receiver, CLIENT_TRACE);
@@ -76,6 +78,8 @@ describe('tracing to an OTLP/HTTP collector', () => {
     expect(server.kind).toBe(SPAN_KIND.server);
     expect(server.parentSpanId).toBe(CLIENT_SPAN);
     expect(server.resource['service.name']).toBe('tollgate');
+    // The client's tracestate is kept.
+    expect(server.traceState).toBe('vendor=abc');
     expect(server.attributes).toMatchObject({
       'http.request.method': 'POST',
       'http.route': '/v1/chat/completions',
@@ -110,6 +114,16 @@ describe('tracing to an OTLP/HTTP collector', () => {
     });
     expect(client.attributes['gen_ai.input.messages']).toBeUndefined();
     expect(client.attributes['gen_ai.output.messages']).toBeUndefined();
+
+    // The spans' times are the request's, on the wall clock: each child inside the SERVER span,
+    // which starts after the request was sent (the export thread's clock is not the request thread's).
+    expect(server.startTime).toBeGreaterThanOrEqual(sentAt);
+    expect(server.endTime).toBeLessThanOrEqual(BigInt(Date.now() + 100) * 1_000_000n);
+    for (const child of [...steps, client]) {
+      expect(child.startTime).toBeGreaterThanOrEqual(server.startTime);
+      expect(child.endTime).toBeGreaterThanOrEqual(child.startTime);
+      expect(child.endTime).toBeLessThanOrEqual(server.endTime);
+    }
 
     // The upstream continues the trace under the CLIENT span; the client's tracestate goes with it.
     expect(upstreamTraceparent(stack)).toEqual(['00', CLIENT_TRACE, client.spanId, '01']);
@@ -249,8 +263,12 @@ describe('tracing to an OTLP/HTTP collector', () => {
     const res = await chat(stack, {}, { traceparent: `00-${traceId}-${CLIENT_SPAN}-01`, 'x-fixture-mode': 'reset' });
     expect(res.status).toBe(502);
     const spans = await traceOf(receiver, traceId);
-    expect(byName(spans, 'POST /v1/chat/completions').statusCode).toBe(2);
-    expect(byName(spans, `chat ${MODEL}`).statusCode).toBe(2);
+    const server = byName(spans, 'POST /v1/chat/completions');
+    const client = byName(spans, `chat ${MODEL}`);
+    expect([server.statusCode, client.statusCode]).toEqual([2, 2]);
+    expect(server.attributes['error.type']).toBe('upstream_unavailable');
+    expect(server.statusMessage).toBe(server.attributes['tollgate.refusal.reason']);
+    expect(client.statusMessage).toBe(server.statusMessage);
   });
 });
 

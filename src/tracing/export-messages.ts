@@ -1,0 +1,66 @@
+import type { Attributes } from '@opentelemetry/api';
+
+/**
+ * What crosses from the request thread to the export thread: each traced request as one
+ * record of plain facts (ids, times, attributes), a batch of them as one JSON text (native to
+ * write, one copy to post; a structured clone of the same cost twice as much). The export thread
+ * hands them to the SDK's batch processor and exporter (export-worker.ts). Doing that there, not
+ * on the thread that answers requests, is what brought tracing at ratio 1.0 near the
+ * benchmark's bound: span objects and their protobuf encoding were most of its cost (docs/tracing.md, "Cost").
+ */
+
+/** One span of a request: its id, name, when it started and ended (ms on the request thread's performance clock), its attributes. */
+export interface SpanFacts {
+  readonly id: string;
+  readonly name: string;
+  readonly start: number;
+  readonly end: number;
+  readonly attributes: Attributes;
+  /** Set when the gateway failed the request (status ERROR), with this message. */
+  readonly error?: string;
+}
+
+/** The caller's span the request continues (from its `traceparent`/`tracestate`). */
+export interface RemoteParent {
+  readonly spanId: string;
+  readonly traceFlags: number;
+  readonly traceState?: string;
+}
+
+/** A sampled request: the SERVER span, its steps (INTERNAL) and the upstream hop (CLIENT), under one trace id. */
+export interface RequestRecord {
+  readonly traceId: string;
+  readonly parent?: RemoteParent;
+  readonly server: SpanFacts;
+  readonly steps: readonly SpanFacts[];
+  readonly client?: SpanFacts;
+}
+
+/** How many spans a record becomes (the export queue is bounded in spans, as the SDK's is). */
+export const spanCount = (record: RequestRecord): number => 1 + record.steps.length + (record.client ? 1 : 0);
+
+/** The export thread's settings (workerData). */
+export interface ExportThreadSettings {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly serviceName: string;
+  /**
+   * The request thread's performance.timeOrigin: the records' times are offsets from it. (Node
+   * gives a worker the process's origin too; passed so nothing rests on that.)
+   */
+  readonly timeOrigin: number;
+  readonly maxQueueSize: number;
+  readonly maxExportBatchSize: number;
+  readonly scheduledDelayMillis: number;
+  readonly exportTimeoutMillis: number;
+}
+
+/** Request thread → export thread: a batch (JSON text of RequestRecord[]), or a flush or a shutdown to answer. */
+export type ToExportThread = string | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
+
+/** Export thread → request thread: set up and listening, spans taken off the port, spans the SDK dropped, a flush or shutdown done. */
+export type FromExportThread =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'received'; readonly count: number }
+  | { readonly kind: 'dropped'; readonly count: number }
+  | { readonly kind: 'done'; readonly id: number };

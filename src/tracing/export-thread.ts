@@ -1,0 +1,143 @@
+import { Worker } from 'node:worker_threads';
+import { spanCount, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
+
+/**
+ * Traced requests leave the request thread in small batches, at most this often (ms) or this
+ * many at a time: short, so a record is not kept long enough to outlive the young generation.
+ */
+const SHIP_DELAY_MS = 50;
+const SHIP_BATCH = 64;
+
+/** What the export thread reports back to the gateway. */
+export interface ExportThreadEvents {
+  spansDropped(count: number): void;
+}
+
+/** The worker file beside this module: the compiled .js, or the .ts sources through tsx. */
+function exportWorkerUrl(): URL {
+  const fromSource = import.meta.url.endsWith('.ts');
+  return new URL(fromSource ? './export-worker-from-source.mjs' : './export-worker.js', import.meta.url);
+}
+
+/**
+ * The request thread's side of the export thread (export-worker.ts): records of traced
+ * requests go there a batch at a time; it makes the SDK's spans and exports them.
+ *
+ * Bounded like the batch processor it feeds: past `maxQueueSize` spans on their way (waiting
+ * here or not yet taken by the thread), a request's spans are dropped and counted, never held.
+ * If the thread dies, a new one is started; what the old one held is lost, and what it had not
+ * taken is counted as dropped. If it cannot start at all, every span is dropped and counted.
+ */
+export class ExportThread {
+  private worker: Worker;
+  private pending: RequestRecord[] = [];
+  /** Spans in `pending`, and spans posted to the thread that it has not taken off its port yet. */
+  private pendingSpans = 0;
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private broken = false;
+  private nextId = 0;
+  private readonly waiting = new Map<number, () => void>();
+
+  constructor(
+    private readonly settings: ExportThreadSettings,
+    private readonly events: ExportThreadEvents,
+    /** The thread's entry file (a test's stand-in; the gateway's is beside this module). */
+    private readonly workerUrl: URL = exportWorkerUrl(),
+  ) {
+    this.worker = this.start();
+  }
+
+  /** Queues a sampled request's spans for export, or drops and counts them when the queue is full. */
+  add(record: RequestRecord): void {
+    if (this.closed) return;
+    const spans = spanCount(record);
+    if (this.broken || this.pendingSpans + this.inFlight + spans > this.settings.maxQueueSize) {
+      this.events.spansDropped(spans);
+      return;
+    }
+    this.pending.push(record);
+    this.pendingSpans += spans;
+    if (this.pending.length >= SHIP_BATCH) this.ship();
+    else this.timer ??= setTimeout(() => this.ship(), SHIP_DELAY_MS).unref();
+  }
+
+  /** Sends what is waiting and has the thread export all it holds. */
+  flush(): Promise<void> {
+    return this.ask('flush');
+  }
+
+  /** Sends what is waiting, has the thread export it and stop, then ends the thread. */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    await this.ask('shutdown');
+    this.closed = true;
+    await this.worker.terminate();
+  }
+
+  private ship(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.length === 0) return;
+    const text = JSON.stringify(this.pending);
+    this.inFlight += this.pendingSpans;
+    this.pending = [];
+    this.pendingSpans = 0;
+    this.worker.postMessage(text satisfies ToExportThread);
+  }
+
+  private ask(kind: 'flush' | 'shutdown'): Promise<void> {
+    if (this.closed || this.broken) return Promise.resolve();
+    this.ship();
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.worker.postMessage({ kind, id } satisfies ToExportThread);
+    });
+  }
+
+  private start(): Worker {
+    const worker = new Worker(this.workerUrl, { workerData: this.settings, execArgv: [] });
+    // Tracing never keeps the gateway from exiting; shutdown() waits for the thread itself.
+    worker.unref();
+    // Started: its module ran to the end (a thread that throws while loading is not).
+    let started = false;
+    worker.on('message', (message: FromExportThread) => {
+      if (message.kind === 'ready') started = true;
+      else this.heard(message);
+    });
+    worker.on('error', () => undefined);
+    worker.on('exit', () => this.lost(worker, started));
+    return worker;
+  }
+
+  private heard(message: Exclude<FromExportThread, { kind: 'ready' }>): void {
+    if (message.kind === 'received') this.inFlight -= message.count;
+    else if (message.kind === 'dropped') this.events.spansDropped(message.count);
+    else {
+      this.waiting.get(message.id)?.();
+      this.waiting.delete(message.id);
+    }
+  }
+
+  /**
+   * The thread ended: what it had not taken is lost (counted). A new one takes over, unless
+   * tracing is closing or this one never started (a second would fail the same way).
+   */
+  private lost(worker: Worker, started: boolean): void {
+    if (worker !== this.worker) return;
+    const lost = this.inFlight + (started ? 0 : this.pendingSpans);
+    if (lost > 0) this.events.spansDropped(lost);
+    this.inFlight = 0;
+    for (const resolve of this.waiting.values()) resolve();
+    this.waiting.clear();
+    if (this.closed) return;
+    if (started) this.worker = this.start();
+    else {
+      this.broken = true;
+      this.pending = [];
+      this.pendingSpans = 0;
+    }
+  }
+}

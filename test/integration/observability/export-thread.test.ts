@@ -1,0 +1,107 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RequestRecord } from '../../../src/tracing/export-messages.js';
+import { ExportThread } from '../../../src/tracing/export-thread.js';
+import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver } from '../../fixtures/otlp-receiver.js';
+
+/**
+ * The export thread on its own (src/tracing/export-thread.ts and export-worker.ts): records of
+ * traced requests in, the SDK's OTLP protobuf out to a receiver that decodes it; its bound in
+ * spans; a thread that cannot start. The gateway-level cases are in tracing.test.ts.
+ */
+
+const TRACE = '0af7651916cd43dd8448eb211c80319c';
+
+function record(n: number, extra: Partial<RequestRecord> = {}): RequestRecord {
+  const start = performance.now();
+  const id = (k: number): string => (n * 16 + k).toString(16).padStart(16, '0');
+  return {
+    traceId: TRACE,
+    server: { id: id(1), name: 'POST /v1/chat/completions', start, end: start + 9, attributes: { 'http.response.status_code': 200, 'tollgate.team': 'team-a' } },
+    steps: [
+      { id: id(2), name: 'auth', start: start + 1, end: start + 2, attributes: {} },
+      { id: id(3), name: 'limits', start: start + 2, end: start + 3, attributes: { 'tollgate.limits.checks': ['key:rpm', 'team:tpm'] }, error: 'store down' },
+    ],
+    client: { id: id(4), name: 'chat m', start: start + 3, end: start + 8, attributes: { 'gen_ai.request.model': 'm', 'gen_ai.usage.input_tokens': 12 } },
+    ...extra,
+  };
+}
+
+describe('the export thread', () => {
+  let receiver: OtlpReceiver;
+  let dropped: number;
+  let thread: ExportThread;
+  const settingsFor = (maxQueueSize: number) => ({
+    url: `${receiver.url}/v1/traces`,
+    headers: { 'x-collector-key': 'k1' },
+    serviceName: 'tollgate-test',
+    timeOrigin: performance.timeOrigin,
+    maxQueueSize,
+    maxExportBatchSize: Math.min(512, maxQueueSize),
+    scheduledDelayMillis: 20,
+    exportTimeoutMillis: 10_000,
+  });
+
+  beforeEach(async () => {
+    receiver = await startOtlpReceiver();
+    dropped = 0;
+  });
+  afterEach(async () => {
+    // The receiver first: a held export then fails at once instead of holding the shutdown.
+    await receiver.close();
+    await thread.shutdown();
+  });
+
+  it('exports each record as its spans: ids, parents, kinds, times on the wall clock, attributes, error status', async () => {
+    thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
+    const sent = record(1, { parent: { spanId: '00f067aa0ba902b7', traceFlags: 1, traceState: 'vendor=abc' } });
+    const wallAtStart = BigInt(Math.round((performance.timeOrigin + sent.server.start) * 1000)) * 1000n;
+    thread.add(sent);
+    await thread.flush();
+    const spans = await receiver.spansWhere((s) => s.traceId === TRACE, 4);
+    expect(receiver.lastHeaders['x-collector-key']).toBe('k1');
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const server = byId.get(sent.server.id)!;
+    expect(server).toMatchObject({ name: 'POST /v1/chat/completions', kind: SPAN_KIND.server, parentSpanId: '00f067aa0ba902b7', traceState: 'vendor=abc', statusCode: 0 });
+    expect(server.resource['service.name']).toBe('tollgate-test');
+    expect(server.attributes).toEqual({ 'http.response.status_code': 200, 'tollgate.team': 'team-a' });
+    // Within a microsecond of the request thread's clock (HrTime keeps nanoseconds; the test's rounding does not).
+    expect(Number(server.startTime - wallAtStart)).toBeGreaterThan(-1000);
+    expect(Number(server.startTime - wallAtStart)).toBeLessThan(1000);
+    expect(server.endTime - server.startTime).toBe(9_000_000n);
+
+    const [auth, limits] = sent.steps.map((step) => byId.get(step.id)!);
+    expect(auth).toMatchObject({ name: 'auth', kind: SPAN_KIND.internal, parentSpanId: sent.server.id, statusCode: 0 });
+    expect(limits).toMatchObject({ name: 'limits', statusCode: 2, statusMessage: 'store down', attributes: { 'tollgate.limits.checks': ['key:rpm', 'team:tpm'] } });
+    expect(byId.get(sent.client!.id)).toMatchObject({ name: 'chat m', kind: SPAN_KIND.client, parentSpanId: sent.server.id, attributes: { 'gen_ai.request.model': 'm', 'gen_ai.usage.input_tokens': 12 } });
+    expect(dropped).toBe(0);
+  });
+
+  it('a root request (no caller span) has no parent and no tracestate', async () => {
+    thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
+    const sent = record(2, { client: undefined, steps: [] });
+    thread.add(sent);
+    await thread.flush();
+    const [server] = await receiver.spansWhere((s) => s.spanId === sent.server.id);
+    expect(server).toMatchObject({ parentSpanId: '', traceState: '' });
+  });
+
+  it('holds at most maxQueueSize spans on their way: a request that would pass it is dropped whole and counted', async () => {
+    receiver.mode = 'slow';
+    thread = new ExportThread(settingsFor(6), { spansDropped: (n) => (dropped += n) });
+    // 4 spans each: the first fits, the second would make 8 of 6.
+    thread.add(record(3));
+    thread.add(record(4));
+    expect(dropped).toBe(4);
+  });
+
+  it('drops and counts every span when its thread cannot start, and still shuts down', async () => {
+    thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) }, new URL('../../fixtures/workers/export-thread-that-cannot-start.mjs', import.meta.url));
+    thread.add(record(5));
+    // The flush is answered when the thread ends, after what it never took is counted.
+    await thread.flush();
+    expect(dropped).toBe(4);
+    thread.add(record(6));
+    expect(dropped).toBe(8);
+    expect(receiver.exports).toBe(0);
+  });
+});
