@@ -4,7 +4,8 @@
  * mutator and replacement. The hand-kept section after the EQUIVALENTS marker (survivors
  * judged equivalent, one line each saying why) is carried over unchanged. A run over one folder
  * (`npm run mutation -- --mutate 'src/limits/*.ts'`) replaces that folder's files in
- * reports/mutation/merged.json, so the summary keeps the folders measured by earlier runs.
+ * reports/mutation/merged.json, so the summary keeps the folders measured by earlier runs; a
+ * folder no report on this machine measured keeps its rows from the previous test/MUTATION.md.
  *
  *   tsx test/mutation-summary.ts [report.json] [MUTATION.md]
  */
@@ -93,11 +94,51 @@ function filesByFolder(report: Report): Map<string, string[]> {
   return files;
 }
 
-export function renderSummary(report: Report, equivalents: string, generatedAt: string): string {
-  const scores = scoresByFolder(report);
+/** What the summary already says of a folder: its table row and its undetected mutants' rows. */
+interface KeptFolder {
+  readonly score: FolderScore;
+  readonly files: string;
+  readonly undetectedRows: readonly string[];
+}
+
+const FOLDER_ROW = /^\| `([^`]+)` \| [^|]+ \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| ([^|]*) \|$/;
+const UNDETECTED_ROW = /^\| `([^`:]+):\d+` \|/;
+
+/**
+ * The folders of an earlier summary (its generated part), by folder: a run that did not
+ * measure a folder keeps what the last run that did said of it, so per-folder runs on different
+ * machines (reports/ is not kept) add up in test/MUTATION.md.
+ */
+export function foldersOf(summary: string): Map<string, KeptFolder> {
+  const kept = new Map<string, { score: FolderScore; files: string; undetectedRows: string[] }>();
+  const generated = summary.split(EQUIVALENTS_MARKER)[0] ?? '';
+  for (const line of generated.split('\n')) {
+    const row = FOLDER_ROW.exec(line);
+    if (row) {
+      const [killed, timeout, survived, noCoverage, invalid] = row.slice(2, 7).map(Number) as [number, number, number, number, number];
+      const scored = killed + timeout + survived + noCoverage;
+      const score = { folder: row[1]!, killed, timeout, survived, noCoverage, invalid, score: scored === 0 ? Number.NaN : ((killed + timeout) / scored) * 100 };
+      kept.set(row[1]!, { score, files: row[7]!.trim(), undetectedRows: [] });
+      continue;
+    }
+    const mutantRow = UNDETECTED_ROW.exec(line);
+    if (mutantRow) kept.get(dirname(mutantRow[1]!))?.undetectedRows.push(line);
+  }
+  return kept;
+}
+
+export function renderSummary(report: Report, equivalents: string, generatedAt: string, earlier: ReadonlyMap<string, KeptFolder> = new Map()): string {
+  const measured = scoresByFolder(report);
+  const measuredFolders = new Set(measured.map((s) => s.folder));
+  const carried = [...earlier.values()].filter((k) => !measuredFolders.has(k.score.folder));
+  const scores = [...measured, ...carried.map((k) => k.score)].sort((a, b) => a.folder.localeCompare(b.folder));
   const files = filesByFolder(report);
+  for (const k of carried) files.set(k.score.folder, [k.files]);
   const all = scores.reduce((sum, s) => ({ d: sum.d + s.killed + s.timeout, n: sum.n + s.killed + s.timeout + s.survived + s.noCoverage }), { d: 0, n: 0 });
-  const left = undetected(report);
+  const left = [
+    ...undetected(report).map((m) => ({ key: `${m.file}:${String(m.line).padStart(6, '0')}`, row: `| \`${m.file}:${m.line}\` | ${m.mutator} | \`${m.replacement}\` | ${m.status} |` })),
+    ...carried.flatMap((k) => k.undetectedRows.map((row) => ({ key: row.replace(/^\| `([^`:]+):(\d+)`.*$/, (_m, file: string, line: string) => `${file}:${line.padStart(6, '0')}`), row }))),
+  ].sort((a, b) => a.key.localeCompare(b.key));
   const lines = [
     '# Mutation testing',
     '',
@@ -115,7 +156,7 @@ export function renderSummary(report: Report, equivalents: string, generatedAt: 
     '',
     '| where | mutator | replacement | status |',
     '|---|---|---|---|',
-    ...left.map((m) => `| \`${m.file}:${m.line}\` | ${m.mutator} | \`${m.replacement}\` | ${m.status} |`),
+    ...left.map((m) => m.row),
     '',
     EQUIVALENTS_MARKER,
   ];
@@ -139,7 +180,7 @@ function main(): void {
   const previous = existsSync(outPath) ? readFileSync(outPath, 'utf8') : '';
   const at = previous.indexOf(EQUIVALENTS_MARKER);
   const equivalents = at === -1 ? DEFAULT_EQUIVALENTS : previous.slice(at + EQUIVALENTS_MARKER.length + 1);
-  writeFileSync(outPath, renderSummary(report, equivalents, new Date().toISOString().slice(0, 10)));
+  writeFileSync(outPath, renderSummary(report, equivalents, new Date().toISOString().slice(0, 10), foldersOf(previous)));
   for (const s of scoresByFolder(report)) process.stdout.write(`${s.folder.padEnd(20)} ${pct(s.score)}\n`);
   process.stdout.write(`wrote ${relative(process.cwd(), outPath)}\n`);
 }

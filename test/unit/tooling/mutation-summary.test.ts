@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderSummary, scoresByFolder, undetected } from '../../mutation-summary.js';
+import { foldersOf, renderSummary, scoresByFolder, undetected } from '../../mutation-summary.js';
 
 const mutant = (id: string, status: string, line: number, mutatorName = 'EqualityOperator', replacement = 'now > end') => ({
   id,
@@ -35,5 +35,20 @@ describe('the mutation summary', () => {
     expect(text).toContain('| `src/ownership` | 100.0% | 1 | 0 | 0 | 0 | 0 | policy.ts |');
     expect(text).toContain('| `src/auth/runtime-keys.ts:87` | EqualityOperator | `now > end` | Survived |');
     expect(text.endsWith('<!-- EQUIVALENTS: kept by hand below this line; the rest of this file is generated -->\n\n## Equivalent mutants\n\n- kept\n')).toBe(true);
+  });
+
+  it('keeps the rows of a folder this run did not measure from the previous summary, and replaces those it did', () => {
+    const previous = renderSummary(report, '\n## Equivalent mutants\n\n- kept\n', '2026-11-24');
+    const later = { files: { 'src/ownership/policy.ts': { mutants: [mutant('7', 'Killed', 25), mutant('8', 'Survived', 30, 'BooleanLiteral', 'false')] } } };
+    const text = renderSummary(later, '\n- kept\n', '2026-11-25', foldersOf(previous));
+    expect(text).toContain('| `src/auth` | 50.0% | 1 | 1 | 1 | 1 | 1 | jwt.ts, runtime-keys.ts |');
+    expect(text).toContain('| `src/ownership` | 50.0% | 1 | 0 | 1 | 0 | 0 | policy.ts |');
+    expect(text).toContain('| **all** | **50.0%** |');
+    const undetectedRows = text.split('\n').filter((line) => /^\| `src\/[^`]+:\d+`/.test(line));
+    expect(undetectedRows).toEqual([
+      '| `src/auth/jwt.ts:12` | StringLiteral | `""` | NoCoverage |',
+      '| `src/auth/runtime-keys.ts:87` | EqualityOperator | `now > end` | Survived |',
+      '| `src/ownership/policy.ts:30` | BooleanLiteral | `false` | Survived |',
+    ]);
   });
 });
