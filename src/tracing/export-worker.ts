@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SpanKind, SpanStatusCode, TraceFlags, type HrTime, type Link, type SpanContext } from '@opentelemetry/api';
 import { addHrTimes, hrTimeDuration, millisToHrTime, TraceState } from '@opentelemetry/core';
@@ -19,6 +21,23 @@ import { spanCount, type ExportThreadSettings, type FromExportThread, type Reque
  * onEnd) is done once the request has ended, and making one per span again here cost a
  * quarter of this thread's work (docs/tracing.md, "Cost").
  */
+/**
+ * Exporting is background work: on Linux the thread lowers its own priority by 10 nice steps
+ * (below the process's) so that, when the cores are busy, answering requests comes first. A
+ * thread starved for long enough fills its queue and drops spans, which are counted, never held.
+ */
+const EXPORT_THREAD_NICE_STEPS = 10;
+
+function lowerPriority(): void {
+  try {
+    // /proc/thread-self is this thread's task: its id is the thread's, which setpriority(2) takes on Linux.
+    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(threadId) && threadId > 0) setPriority(threadId, Math.min(19, getPriority(threadId) + EXPORT_THREAD_NICE_STEPS));
+  } catch {
+    // Not Linux, or not allowed: the thread keeps the process's priority.
+  }
+}
+
 const port = parentPort;
 if (port === null) throw new Error('export-worker runs as the export thread of tracing');
 const settings = workerData as ExportThreadSettings;
@@ -93,4 +112,5 @@ port.on('message', (message: ToExportThread) => {
   else void processor.shutdown().then(done, done);
 });
 
+lowerPriority();
 send({ kind: 'ready' });

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../src/tracing/export-messages.js';
 import { ExportThread } from '../../../src/tracing/export-thread.js';
@@ -10,6 +12,14 @@ import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver } from '../../fixtures/
  */
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
+
+/** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
+function threadNiceValues(): number[] {
+  return readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
 
 function record(n: number, extra: Partial<RequestRecord> = {}): RequestRecord {
   const start = performance.now();
@@ -46,9 +56,8 @@ describe('the export thread', () => {
     dropped = 0;
   });
   afterEach(async () => {
-    // The receiver first: a held export then fails at once instead of holding the shutdown.
-    await receiver.close();
     await thread.shutdown();
+    await receiver.close();
   });
 
   it('exports each record as its spans: ids, parents, kinds, times on the wall clock, attributes, error status', async () => {
@@ -86,12 +95,22 @@ describe('the export thread', () => {
   });
 
   it('holds at most maxQueueSize spans on their way: a request that would pass it is dropped whole and counted', async () => {
-    receiver.mode = 'slow';
     thread = new ExportThread(settingsFor(6), { spansDropped: (n) => (dropped += n) });
     // 4 spans each: the first fits, the second would make 8 of 6.
     thread.add(record(3));
     thread.add(record(4));
     expect(dropped).toBe(4);
+  });
+
+  it.runIf(process.platform === 'linux')('runs at a lower priority than the threads answering requests (10 nice steps lower)', async () => {
+    const base = getPriority();
+    const lowered = Math.min(19, base + 10);
+    const before = threadNiceValues().filter((nice) => nice === lowered).length;
+    thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
+    // A flush is answered once the thread has set itself up (lowering its priority comes first).
+    await thread.flush();
+    expect(threadNiceValues().filter((nice) => nice === lowered).length).toBe(before + (lowered === base ? 0 : 1));
+    expect(getPriority()).toBe(base);
   });
 
   it('drops and counts every span when its thread cannot start, and still shuts down', async () => {
