@@ -94,6 +94,12 @@ function filesByFolder(report: Report): Map<string, string[]> {
   return files;
 }
 
+function addScores(a: FolderScore, b: FolderScore): FolderScore {
+  const sum = { folder: a.folder, killed: a.killed + b.killed, timeout: a.timeout + b.timeout, survived: a.survived + b.survived, noCoverage: a.noCoverage + b.noCoverage, invalid: a.invalid + b.invalid };
+  const scored = sum.killed + sum.timeout + sum.survived + sum.noCoverage;
+  return { ...sum, score: scored === 0 ? Number.NaN : ((sum.killed + sum.timeout) / scored) * 100 };
+}
+
 /** What the summary already says of a folder: its table row and its undetected mutants' rows. */
 interface KeptFolder {
   readonly score: FolderScore;
@@ -128,12 +134,17 @@ export function foldersOf(summary: string): Map<string, KeptFolder> {
 }
 
 export function renderSummary(report: Report, equivalents: string, generatedAt: string, earlier: ReadonlyMap<string, KeptFolder> = new Map()): string {
-  const measured = scoresByFolder(report);
-  const measuredFolders = new Set(measured.map((s) => s.folder));
-  const carried = [...earlier.values()].filter((k) => !measuredFolders.has(k.score.folder));
-  const scores = [...measured, ...carried.map((k) => k.score)].sort((a, b) => a.folder.localeCompare(b.folder));
   const files = filesByFolder(report);
-  for (const k of carried) files.set(k.score.folder, [k.files]);
+  // An earlier row is kept when this run measured none of its files: alone for a folder this run
+  // did not measure, added to this run's counts for one it measured other files of.
+  const carried = [...earlier.values()].filter((k) => !k.files.split(', ').some((file) => files.get(k.score.folder)?.includes(file)));
+  const byFolder = new Map(scoresByFolder(report).map((s) => [s.folder, s]));
+  for (const k of carried) {
+    const now = byFolder.get(k.score.folder);
+    byFolder.set(k.score.folder, now ? addScores(now, k.score) : k.score);
+    files.set(k.score.folder, [...(files.get(k.score.folder) ?? []), ...k.files.split(', ')].sort());
+  }
+  const scores = [...byFolder.values()].sort((a, b) => a.folder.localeCompare(b.folder));
   const all = scores.reduce((sum, s) => ({ d: sum.d + s.killed + s.timeout, n: sum.n + s.killed + s.timeout + s.survived + s.noCoverage }), { d: 0, n: 0 });
   const left = [
     ...undetected(report).map((m) => ({ key: `${m.file}:${String(m.line).padStart(6, '0')}`, row: `| \`${m.file}:${m.line}\` | ${m.mutator} | \`${m.replacement}\` | ${m.status} |` })),

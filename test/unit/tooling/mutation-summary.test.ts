@@ -51,4 +51,14 @@ describe('the mutation summary', () => {
       '| `src/ownership/policy.ts:30` | BooleanLiteral | `false` | Survived |',
     ]);
   });
+
+  it('adds a run over other files of a measured folder to its row, and replaces the row when a file is measured again', () => {
+    const previous = renderSummary(report, '\n- kept\n', '2026-11-24');
+    const otherFile = { files: { 'src/auth/jwt-claims.ts': { mutants: [mutant('9', 'Killed', 4), mutant('10', 'Killed', 5)] } } };
+    const added = renderSummary(otherFile, '\n- kept\n', '2026-11-25', foldersOf(previous));
+    expect(added).toContain('| `src/auth` | 66.7% | 3 | 1 | 1 | 1 | 1 | jwt-claims.ts, jwt.ts, runtime-keys.ts |');
+    expect(added).toContain('| `src/auth/runtime-keys.ts:87` | EqualityOperator | `now > end` | Survived |');
+    const again = { files: { 'src/auth/jwt.ts': { mutants: [mutant('11', 'Killed', 12)] } } };
+    expect(renderSummary(again, '\n- kept\n', '2026-11-25', foldersOf(previous))).toContain('| `src/auth` | 100.0% | 1 | 0 | 0 | 0 | 0 | jwt.ts |');
+  });
 });
