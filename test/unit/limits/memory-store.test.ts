@@ -49,37 +49,37 @@ describe('the memory limit store', () => {
 
   it('refunds into the window the estimate was charged in, never below zero; charges an overrun', async () => {
     const { windowEnds } = admit([tokens(400)]);
-    store.settle([tokens(400)], [-150], windowEnds, undefined);
+    store.settle([tokens(400)], [-150], windowEnds);
     expect(await used('tpm')).toBe(250);
-    store.settle([tokens(400)], [+90], windowEnds, undefined);
+    store.settle([tokens(400)], [+90], windowEnds);
     expect(await used('tpm')).toBe(340);
-    store.settle([tokens(400)], [-1000], windowEnds, undefined);
+    store.settle([tokens(400)], [-1000], windowEnds);
     expect(await used('tpm')).toBe(0);
-    store.settle([tokens(400)], [0], windowEnds, undefined);
+    store.settle([tokens(400)], [0], windowEnds);
     expect(await used('tpm')).toBe(0);
   });
 
   it('drops a refund meant for another window, and charges an overrun into the live one', async () => {
     const { windowEnds } = admit([tokens(400)]);
     const earlierWindow = [windowEnds[0]! - 30_000];
-    store.settle([tokens(400)], [-100], earlierWindow, undefined);
+    store.settle([tokens(400)], [-100], earlierWindow);
     expect(await used('tpm')).toBe(400);
-    store.settle([tokens(400)], [+100], earlierWindow, undefined);
+    store.settle([tokens(400)], [+100], earlierWindow);
     expect(await used('tpm')).toBe(500);
   });
 
   it('does nothing for a window that is already over', async () => {
     admit([tokens(400)]);
-    store.settle([tokens(400)], [+100], [Date.now() - 1], undefined);
-    store.settle([tokens(400)], [-100], [Date.now() - 1], undefined);
+    store.settle([tokens(400)], [+100], [Date.now() - 1]);
+    store.settle([tokens(400)], [-100], [Date.now() - 1]);
     expect(await used('tpm')).toBe(400);
   });
 
   it('charges an overrun whose counter is gone until the request window ends, and drops a refund there', async () => {
     const end = Date.now() + 45_000;
-    store.settle([tokens(400)], [-50], [end], undefined);
+    store.settle([tokens(400)], [-50], [end]);
     expect((await store.read(KEY)).counters).toEqual({});
-    store.settle([tokens(400)], [+70], [end], undefined);
+    store.settle([tokens(400)], [+70], [end]);
     expect(await store.read(KEY)).toEqual({ inflight: 0, counters: { tpm: { used: 70, end } } });
   });
 
@@ -88,10 +88,10 @@ describe('the memory limit store', () => {
     admit([slot()]);
     expect((await store.read(KEY)).inflight).toBe(2);
     expect(admit([slot()]).admitted).toBe(false);
-    store.settle([slot()], [0], windowEnds, undefined);
+    store.settle([slot()], [0], windowEnds);
     expect((await store.read(KEY)).inflight).toBe(1);
-    store.settle([slot()], [0], windowEnds, undefined);
-    store.settle([slot()], [0], windowEnds, undefined);
+    store.settle([slot()], [0], windowEnds);
+    store.settle([slot()], [0], windowEnds);
     expect((await store.read(KEY)).inflight).toBe(0);
     expect(admit([slot()]).admitted).toBe(true);
   });
