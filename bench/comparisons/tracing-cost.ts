@@ -21,13 +21,18 @@ const TRACING_MAX_COST = 0.1;
 /** A chat request's spans: SERVER, auth, validate, limits, CLIENT. */
 const SPANS_PER_CHAT = 5;
 
-/** Chat requests the gateway answered, from its request counter. */
-async function chatRequestsOf(target: Target): Promise<number> {
-  const text = await (await fetch(`${target.url}/metrics`)).text();
-  return text
-    .split('\n')
+/**
+ * From one scrape of the gateway's /metrics: spans dropped (0 before the first drop) and chat
+ * requests answered (summed over the request counter's series of the chat route).
+ */
+async function tracingCounts(target: Target): Promise<{ dropped: number; chatRequests: number }> {
+  const lines = (await (await fetch(`${target.url}/metrics`)).text()).split('\n');
+  const valueOf = (line: string): number => Number(line.slice(line.lastIndexOf(' ') + 1));
+  const dropped = lines.find((l) => l.startsWith('tollgate_trace_spans_dropped_total ') || l.startsWith('tollgate_trace_spans_dropped_total{'));
+  const chatRequests = lines
     .filter((l) => l.startsWith('tollgate_requests_total{') && l.includes('route="/v1/chat/completions"'))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    .reduce((sum, l) => sum + valueOf(l), 0);
+  return { dropped: dropped === undefined ? 0 : valueOf(dropped), chatRequests };
 }
 
 const OFF = 'tracing off';
@@ -62,13 +67,6 @@ async function startSink(): Promise<{ url: string; exports: () => number; close(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, exports: () => exports, close: () => void server.close() };
 }
 
-/** A counter of the gateway's Prometheus exposition (0 when absent). */
-async function counterOf(target: Target, name: string): Promise<number> {
-  const text = await (await fetch(`${target.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
-
 /** `proxy`: the main run's bare proxy, already warm. */
 export async function measureTracingCost(stack: Stack, proxy: Target, settings: Settings): Promise<string> {
   const sink = await startSink();
@@ -78,18 +76,18 @@ export async function measureTracingCost(stack: Stack, proxy: Target, settings: 
   const started = performance.now();
   const exportsBefore = sink.exports();
   const traced = pair[1]!;
-  const [droppedBefore, requestsBefore] = await Promise.all([counterOf(traced, 'tollgate_trace_spans_dropped_total'), chatRequestsOf(traced)]);
+  const before = await tracingCounts(traced);
   const rows = await measureRounds([proxy, ...pair], { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
   const exportsPerSecond = ((sink.exports() - exportsBefore) * 1000) / (performance.now() - started);
   // Once the last batch had time to leave: spans dropped (queue full, a failed export) against spans made (5 a chat request).
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  const [droppedAfter, requestsAfter] = await Promise.all([counterOf(traced, 'tollgate_trace_spans_dropped_total'), chatRequestsOf(traced)]);
-  const spansMade = (requestsAfter - requestsBefore) * SPANS_PER_CHAT;
+  const after = await tracingCounts(traced);
+  const spansMade = (after.chatRequests - before.chatRequests) * SPANS_PER_CHAT;
   for (const target of pair) await target.process?.stop();
   sink.close();
   return [
     `${OFF} and ${ON}: two fresh gateway-redis processes (every other feature on in both); the traced one sends every span, batched, to a collector in the bench process (${exportsPerSecond.toFixed(1)} exports/s over the whole run; ` +
-      `${(droppedAfter - droppedBefore).toLocaleString('en-US')} of ${spansMade.toLocaleString('en-US')} spans dropped).`,
+      `${(after.dropped - before.dropped).toLocaleString('en-US')} of ${spansMade.toLocaleString('en-US')} spans dropped).`,
     versusProxyTable(rows),
     'Tracing on vs off (each ratio taken within a round, then the median over rounds):',
     onVersusOffTable(rows),
