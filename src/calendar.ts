@@ -42,6 +42,12 @@ export function msToUtcMidnight(now: number): number {
   return DAY_MS - (now % DAY_MS);
 }
 
+/** The first instant of `now`'s UTC month. */
+export function utcMonthStart(now: number): number {
+  const date = new Date(now);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+}
+
 /** Milliseconds from `now` until the first instant of the next UTC month. */
 export function msToUtcMonthEnd(now: number): number {
   const date = new Date(now);

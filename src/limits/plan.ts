@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
-import { DAY_MS, msToUtcMidnight, msToUtcMonthEnd } from '../calendar.js';
+import { msToUtcMidnight, msToUtcMonthEnd, utcMonthStart } from '../calendar.js';
 import { counterLimit, LIMIT_KINDS, SPEND_KINDS, UNLIMITED_MAX, type CounterName, type LimitKind, type LimitSet } from '../limit-kinds.js';
 import type { Check, LimitScope } from './store.js';
 
@@ -99,12 +99,20 @@ class ScopePlan {
   }
 }
 
-/** The end of the current UTC month, worked out once a month rather than per request. */
+/**
+ * The end of the current UTC month, worked out once a month rather than per request. The
+ * month's start is kept too: a clock stepped back across the month boundary (NTP) is in an
+ * earlier month, whose end is nearer.
+ */
 class MonthEnd {
+  private start = Number.POSITIVE_INFINITY;
   private end = Number.NEGATIVE_INFINITY;
 
   msLeft(now: number): number {
-    if (now >= this.end || now < this.end - 32 * DAY_MS) this.end = now + msToUtcMonthEnd(now);
+    if (now >= this.end || now < this.start) {
+      this.end = now + msToUtcMonthEnd(now);
+      this.start = utcMonthStart(now);
+    }
     return this.end - now;
   }
 }
@@ -138,11 +146,12 @@ export class LimitPlan {
     config: Pick<Config, 'rateLimits'>,
     private readonly keyPrefix: string,
     private readonly teams: TeamLimitSource = { limitsOf: () => undefined },
+    private readonly maxCachedProjects = MAX_CACHED_PROJECTS,
   ) {
     for (const [entry, set] of Object.entries(config.rateLimits.projects)) {
       const compiled = compile(set);
-      if (compiled.length === 0) continue;
       const [team, project] = entry.split('/') as [string, string];
+      // An exact entry with no limits is kept: it replaces the team's default (the project is unlimited).
       if (project === '*') this.teamDefaults.set(team, compiled);
       else this.exactProjects.set(entry, compiled);
     }
@@ -216,10 +225,10 @@ export class LimitPlan {
     if (plan !== undefined) return plan;
     const name = `${project.team}/${project.project}`;
     const limits = this.exactProjects.get(name) ?? this.teamDefaults.get(project.team);
-    plan = limits === undefined ? null : new ScopePlan('project', `project ${name}`, `${this.baseFor(principal)}project:${name}`, limits);
+    plan = limits === undefined || limits.length === 0 ? null : new ScopePlan('project', `project ${name}`, `${this.baseFor(principal)}project:${name}`, limits);
     // Keys carry the principal's team; one of another team is refused before the limits (403).
     if (project.team !== principal.team) return plan;
-    if (this.cachedProjects >= MAX_CACHED_PROJECTS) {
+    if (this.cachedProjects >= this.maxCachedProjects) {
       this.projectPlans.clear();
       this.cachedProjects = 0;
     }
