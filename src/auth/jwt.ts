@@ -25,24 +25,38 @@ async function buildKeySource(config: JwtConfig): Promise<KeySource> {
       throw new ConfigError(`auth.jwt.publicKey: not a PEM public key usable with ${alg} (${(err as Error).message})`);
     }
   }
-  return createRemoteJWKSet(new URL(config.jwksUrl!), {
-    cacheMaxAge: config.jwksCacheMaxAgeMs,
-    timeoutDuration: config.jwksTimeoutMs,
-  });
+  return remoteKeys(
+    createRemoteJWKSet(new URL(config.jwksUrl!), {
+      cacheMaxAge: config.jwksCacheMaxAgeMs,
+      timeoutDuration: config.jwksTimeoutMs,
+    }),
+  );
+}
+
+/** The identity provider's key set could not be had: fetch failed, timed out, or the answer was not a usable key set. */
+class KeySourceOutage extends Error {}
+
+/**
+ * A remote key set whose failures are sorted where they happen: a token whose `kid`/`alg` picks
+ * no key, or several, is the token's fault (401); anything else the key set throws — no answer,
+ * a timeout, a 500, a body that is not a key set, a key that cannot be imported — means the
+ * keys could not be had (503, so clients retry rather than drop a good token).
+ */
+function remoteKeys(keySet: JWTVerifyGetKey): JWTVerifyGetKey {
+  return async (header, token) => {
+    try {
+      return await keySet(header, token);
+    } catch (err) {
+      if (err instanceof joseErrors.JWKSNoMatchingKey || err instanceof joseErrors.JWKSMultipleMatchingKeys) throw err;
+      throw new KeySourceOutage('the JWKS could not be used', { cause: err });
+    }
+  };
 }
 
 /** The projects a token may use: its claim as a list or a space/comma-separated string (absent: any); names that could never match the header are left out. */
 function claimAsProjects(value: unknown): string[] {
   const named = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/[\s,]+/) : ['*'];
   return named.filter((v): v is string => typeof v === 'string' && (v === '*' || isValidName(v)));
-}
-
-/** Failures that mean "the identity provider could not be asked", not "the token is bad". */
-function isKeySourceOutage(err: unknown): boolean {
-  if (err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid) return true;
-  if (err instanceof joseErrors.JOSEError) return false;
-  // fetch() failures (connection refused, DNS, non-JSON) surface as TypeError/SyntaxError.
-  return err instanceof TypeError || err instanceof SyntaxError || (err instanceof Error && /fetch|response/i.test(err.message));
 }
 
 export interface JwtVerifier {
@@ -70,7 +84,7 @@ export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier>
       try {
         payload = (await verifySignature(token)).payload;
       } catch (err) {
-        if (isKeySourceOutage(err)) {
+        if (err instanceof KeySourceOutage) {
           throw errors.authUnavailable();
         }
         if (err instanceof joseErrors.JWTExpired) throw new AuthFailure('expired', 'The token has expired.');

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { generateKeyPair, exportSPKI, SignJWT, type JWTPayload } from 'jose';
+import { exportJWK, generateKeyPair, exportSPKI, SignJWT, type JWTPayload } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import { freePort } from '../../helpers/ports.js';
@@ -165,10 +165,10 @@ describe('JWT with a remote JWKS that cannot be used', () => {
     server = undefined;
   });
 
-  async function jwks(answer: string | undefined): Promise<string> {
+  async function jwks(answer: string | undefined, status = 200): Promise<string> {
     const port = await freePort();
     server = createServer((_, res) => {
-      if (answer !== undefined) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+      if (answer !== undefined) res.writeHead(status, { 'content-type': 'application/json' }).end(answer);
     });
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
     return `http://127.0.0.1:${port}/jwks.json`;
@@ -191,6 +191,33 @@ describe('JWT with a remote JWKS that cannot be used', () => {
 
   it('answers 503 auth_unavailable for a key set that is not one (JWKS malformed), not a 401', async () => {
     expect(await outcome(await jwks('{"keys":5}'))).toMatchObject({ status: 503, code: 'auth_unavailable' });
+  });
+
+  it('answers 503 auth_unavailable when the JWKS answers 500, or 200 with a body that is not JSON', async () => {
+    expect(await outcome(await jwks('{"error":"down"}', 500))).toMatchObject({ status: 503, code: 'auth_unavailable' });
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+    expect(await outcome(await jwks('<html>maintenance</html>'))).toMatchObject({ status: 503, code: 'auth_unavailable' });
+  });
+
+  it('answers 503 auth_unavailable when nothing listens at the JWKS address', async () => {
+    expect(await outcome(`http://127.0.0.1:${await freePort()}/jwks.json`)).toMatchObject({ status: 503, code: 'auth_unavailable' });
+  });
+
+  it('answers 503 auth_unavailable for a key set with a key that cannot be imported', async () => {
+    const broken = JSON.stringify({ keys: [{ kty: 'RSA', kid: 'k1', alg: 'RS256', e: 'AQAB' }] });
+    expect(await outcome(await jwks(broken))).toMatchObject({ status: 503, code: 'auth_unavailable' });
+  });
+
+  it("refuses with 401 a token whose kid is not in a good key set (the token's fault, not the provider's)", async () => {
+    const { publicKey } = await generateKeyPair('RS256', { extractable: true });
+    const other = { ...(await exportJWK(publicKey)), kid: 'another-key', alg: 'RS256' };
+    const verifier = await createJwtVerifier(config({ secret: undefined, jwksUrl: await jwks(JSON.stringify({ keys: [other] })), algorithms: ['RS256'] }));
+    const { privateKey } = await generateKeyPair('RS256');
+    const token = await new SignJWT({ team: 't' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('a').setExpirationTime('5m').sign(privateKey);
+    const refused = await verifier.verify(token).then(() => undefined, (err: unknown) => err);
+    expect(refused).toBeInstanceOf(AuthFailure);
+    expect(refused).toMatchObject({ status: 401, reason: 'invalid_token', message: 'The token could not be verified (signature, issuer, audience or algorithm).' });
   });
 
   it('answers 503 auth_unavailable once auth.jwt.jwksTimeoutMs passes without an answer, not after fetch\'s own default', async () => {
