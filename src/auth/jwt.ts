@@ -53,9 +53,14 @@ function remoteKeys(keySet: JWTVerifyGetKey): JWTVerifyGetKey {
   };
 }
 
-/** The projects a token may use: its claim as a list or a space/comma-separated string (absent: any); names that could never match the header are left out. */
+/**
+ * The projects a token may use: its claim as a list or a space/comma-separated string (absent:
+ * any); names that could never match the header are left out. A claim of another type (a
+ * number, an object, null) names none: a malformed claim never widens a token to every project.
+ */
 function claimAsProjects(value: unknown): string[] {
-  const named = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/[\s,]+/) : ['*'];
+  if (value === undefined) return ['*'];
+  const named: unknown[] = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/[\s,]+/) : [];
   return named.filter((v): v is string => typeof v === 'string' && (v === '*' || isValidName(v)));
 }
 

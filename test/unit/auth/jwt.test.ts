@@ -120,6 +120,11 @@ describe('JWT refusals (401)', () => {
     expect(await refusal(await sign({ team: 't', projects: ['a b', 3] }))).toBe(message);
   });
 
+  it('refuses a projects claim of another type (a number, an object, null) rather than reading it as "any project"', async () => {
+    const message = 'invalid_token: The token\'s "projects" claim names no project (1-128 of [A-Za-z0-9._-], or "*").';
+    for (const projects of [5, { prod: true }, null, true]) expect(await refusal(await sign({ team: 't', projects }))).toBe(message);
+  });
+
   it('says "expired" for an expired token and names the missing exp', async () => {
     const expired = await new SignJWT({ team: 't' }).setProtectedHeader({ alg: 'HS256' }).setSubject('a').setExpirationTime('-1m').sign(KEY);
     expect(await refusal(expired)).toBe('expired: The token has expired.');
