@@ -3,6 +3,7 @@ import type { DurableStore } from '../../../src/store/index.js';
 import { describeAuditAndFeedContract } from './contract-audit-feed.js';
 import { describeKeyContract } from './contract-keys.js';
 import { describeLedgerContract } from './contract-ledger.js';
+import { describeOverviewContract } from './contract-overview.js';
 import { describeResourceContract } from './contract-resources.js';
 import { describeTeamContract } from './contract-teams.js';
 
@@ -51,6 +52,7 @@ export function describeDurableStoreContract(name: string, target: ContractTarge
     describeResourceContract(context);
     describeAuditAndFeedContract(context);
     describeLedgerContract(context);
+    describeOverviewContract(context);
     describeTeamContract(context);
   });
 }
