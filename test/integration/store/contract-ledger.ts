@@ -140,8 +140,48 @@ export function describeLedgerContract({ store }: ContractContext): void {
       expect(await store().aggregateUsage(april)).toEqual([cell('2025-04-02', 1, 13)]);
     });
 
+    it('keeps the daily sums equal to the rows for a batch of cells filling two statements (500 each)', async () => {
+      const cells = 1000;
+      const rows = Array.from({ length: cells }, (_, i) => ledgerRow({ id: `c-${i}`, requestId: `c-${i}`, keyId: `key-${i}`, costNanos: 1, totalTokens: 3 }));
+      expect(await store().insertLedgerRows(rows)).toBe(cells);
+      const [total] = await store().aggregateUsage({ from: '2025-01-15', to: '2025-01-15', groupBy: 'day' });
+      expect(total).toEqual({ team: 'team-a', project: 'prod', day: '2025-01-15', ...sums(cells, 100 * cells, 20 * cells, 3 * cells, cells) });
+    });
+
     it('refuses a non-integer cost (sums must stay exact)', async () => {
       expect(await rejection(store().insertLedgerRows([ledgerRow({ costNanos: 1.5 })]))).toBeInstanceOf(RangeError);
+    });
+
+    it('names the field that is not an integer', async () => {
+      for (const [field, message] of [
+        ['requestBytes', 'ledger requestBytes must be an integer, got 1.5'],
+        ['durationMs', 'ledger durationMs must be an integer, got 1.5'],
+        ['totalTokens', 'ledger totalTokens must be an integer, got 1.5'],
+      ] as const) {
+        const refused = await rejection(store().insertLedgerRows([ledgerRow({ [field]: 1.5 })]));
+        expect([refused.constructor, refused.message]).toEqual([RangeError, message]);
+      }
+      expect(await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10 })).toEqual({ rows: [], hasMore: false, lastId: null });
+    });
+
+    it('pages one project, or one key, of a team: the other rows are left out', async () => {
+      await store().insertLedgerRows([
+        ledgerRow({ requestId: 'p1', at: '2025-01-15T10:00:00.000Z', project: 'prod', keyId: 'k1' }),
+        ledgerRow({ requestId: 'p2', at: '2025-01-15T10:01:00.000Z', project: 'dev', keyId: 'k1' }),
+        ledgerRow({ requestId: 'p3', at: '2025-01-15T10:02:00.000Z', project: 'prod', keyId: 'k2' }),
+      ]);
+      const ids = async (filter: { project?: string; key?: string }) =>
+        (await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', team: 'team-a', limit: 10, ...filter })).rows.map((r) => r.requestId);
+      expect(await ids({ project: 'prod' })).toEqual(['p1', 'p3']);
+      expect(await ids({ key: 'k1' })).toEqual(['p1', 'p2']);
+      expect(await ids({ project: 'prod', key: 'k2' })).toEqual(['p3']);
+    });
+
+    it('says a page of exactly the limit has no more, and one short of the rows has more', async () => {
+      await store().insertLedgerRows([1, 2, 3].map((n) => ledgerRow({ requestId: `r${n}`, at: `2025-01-15T10:0${n}:00.000Z` })));
+      const page = (limit: number) => store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit });
+      expect((await page(3)).hasMore).toBe(false);
+      expect((await page(2)).hasMore).toBe(true);
     });
 
     it('sums per team and project over inclusive UTC days, in code-unit order', async () => {
