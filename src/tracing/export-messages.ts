@@ -9,15 +9,23 @@ import type { Attributes } from '@opentelemetry/api';
  * benchmark's bound: span objects and their protobuf encoding were most of its cost (docs/tracing.md, "Cost").
  */
 
-/** One span of a request: its id, name, when it started and ended (ms on the request thread's performance clock), its attributes. */
-export interface SpanFacts {
-  readonly id: string;
+/**
+ * One step of a request (an INTERNAL span): its name, when it started and ended (whole µs since
+ * the request's start: short integers write faster than fractional milliseconds), its attributes.
+ * Its span id is the export thread's to make: nothing outside the trace ever names a step.
+ */
+export interface StepFacts {
   readonly name: string;
   readonly start: number;
   readonly end: number;
   readonly attributes: Attributes;
   /** Set when the gateway failed the request (status ERROR), with this message. */
   readonly error?: string;
+}
+
+/** A span whose id the request thread made (the SERVER span, and the CLIENT span it sent upstream in `traceparent`). */
+export interface SpanFacts extends StepFacts {
+  readonly id: string;
 }
 
 /** The caller's span the request continues (from its `traceparent`/`tracestate`). */
@@ -30,11 +38,16 @@ export interface RemoteParent {
 /** A sampled request: the SERVER span, its steps (INTERNAL) and the upstream hop (CLIENT), under one trace id. */
 export interface RequestRecord {
   readonly traceId: string;
+  /** When the request started, ms on the request thread's performance clock: the spans' times count from it. */
+  readonly start: number;
   readonly parent?: RemoteParent;
   readonly server: SpanFacts;
-  readonly steps: readonly SpanFacts[];
+  readonly steps: readonly StepFacts[];
   readonly client?: SpanFacts;
 }
+
+/** Whole µs from `start` to `at` (both ms on the performance clock). */
+export const microsSince = (start: number, at: number): number => Math.round((at - start) * 1000);
 
 /** How many spans a record becomes (the export queue is bounded in spans, as the SDK's is). */
 export const spanCount = (record: RequestRecord): number => 1 + record.steps.length + (record.client ? 1 : 0);

@@ -28,6 +28,14 @@ function exportWorkerUrl(): URL {
  * If the thread dies, a new one is started; what the old one held is lost, and what it had not
  * taken is counted as dropped. If it cannot start at all, every span is dropped and counted.
  */
+/**
+ * The export thread's heap, bounded: it holds at most maxQueueSize spans and the batch on its
+ * way, a few MB. A small young generation keeps its resident memory small (a worker's default
+ * grows to the main thread's size); past the old-generation bound the thread dies, its spans are
+ * counted as dropped, and a new one starts.
+ */
+const EXPORT_THREAD_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 } as const;
+
 export class ExportThread {
   private worker: Worker;
   private pending: RequestRecord[] = [];
@@ -98,7 +106,7 @@ export class ExportThread {
   }
 
   private start(): Worker {
-    const worker = new Worker(this.workerUrl, { workerData: this.settings, execArgv: [] });
+    const worker = new Worker(this.workerUrl, { workerData: this.settings, execArgv: [], resourceLimits: EXPORT_THREAD_HEAP });
     // Tracing never keeps the gateway from exiting; shutdown() waits for the thread itself.
     worker.unref();
     // Started: its module ran to the end (a thread that throws while loading is not).

@@ -5,10 +5,10 @@ import { SpanKind, SpanStatusCode, TraceFlags, type HrTime, type Link, type Span
 import { addHrTimes, hrTimeDuration, millisToHrTime, TraceState } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type ReadableSpan, type TimedEvent } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, RandomIdGenerator, type ReadableSpan, type TimedEvent } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { droppedSpansMeter } from './dropped-spans.js';
-import { spanCount, type ExportThreadSettings, type FromExportThread, type RequestRecord, type SpanFacts, type ToExportThread } from './export-messages.js';
+import { spanCount, type ExportThreadSettings, type FromExportThread, type RequestRecord, type StepFacts, type ToExportThread } from './export-messages.js';
 
 /**
  * The export thread: each traced request's spans become the SDK's ReadableSpan (what span
@@ -55,14 +55,16 @@ const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceN
 const instrumentationScope = { name: 'tollgate' };
 
 const origin = millisToHrTime(settings.timeOrigin);
-const timeOf = (performanceMs: number): HrTime => addHrTimes(origin, millisToHrTime(performanceMs));
+/** A span time: the request's start (ms on the request thread's performance clock) and whole µs after it. */
+const timeOf = (requestStart: HrTime, micros: number): HrTime => addHrTimes(requestStart, [Math.trunc(micros / 1e6), (micros % 1e6) * 1000]);
+const ids = new RandomIdGenerator();
 const NO_LINKS: Link[] = [];
 const NO_EVENTS: TimedEvent[] = [];
 
 /** An ended span, as the SDK's span processors and exporters read one. */
-function endedSpan(facts: SpanFacts, kind: SpanKind, context: SpanContext, parentSpanContext: SpanContext | undefined): ReadableSpan {
-  const startTime = timeOf(facts.start);
-  const endTime = timeOf(facts.end);
+function endedSpan(facts: StepFacts, requestStart: HrTime, kind: SpanKind, context: SpanContext, parentSpanContext: SpanContext | undefined): ReadableSpan {
+  const startTime = timeOf(requestStart, facts.start);
+  const endTime = timeOf(requestStart, facts.end);
   return {
     name: facts.name,
     kind,
@@ -91,9 +93,10 @@ function replay(record: RequestRecord): void {
   const contextOf = (spanId: string): SpanContext => ({ traceId, spanId, traceFlags: TraceFlags.SAMPLED, traceState });
   const server = contextOf(record.server.id);
   const remote = parent && { traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, traceState, isRemote: true };
-  for (const step of record.steps) processor.onEnd(endedSpan(step, SpanKind.INTERNAL, contextOf(step.id), server));
-  if (record.client) processor.onEnd(endedSpan(record.client, SpanKind.CLIENT, contextOf(record.client.id), server));
-  processor.onEnd(endedSpan(record.server, SpanKind.SERVER, server, remote));
+  const start = addHrTimes(origin, millisToHrTime(record.start));
+  for (const step of record.steps) processor.onEnd(endedSpan(step, start, SpanKind.INTERNAL, contextOf(ids.generateSpanId()), server));
+  if (record.client) processor.onEnd(endedSpan(record.client, start, SpanKind.CLIENT, contextOf(record.client.id), server));
+  processor.onEnd(endedSpan(record.server, start, SpanKind.SERVER, server, remote));
 }
 
 port.on('message', (message: ToExportThread) => {

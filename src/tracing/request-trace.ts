@@ -4,7 +4,7 @@ import type { UpstreamName } from '../config/index.js';
 import type { ChatSampling } from '../validation/index.js';
 import { asGatewayError } from '../errors.js';
 import type { ResponseTap } from '../metering/index.js';
-import type { RemoteParent, SpanFacts } from './export-messages.js';
+import { microsSince, type RemoteParent, type SpanFacts, type StepFacts } from './export-messages.js';
 import { ReplyWatch, requestAttributes } from './genai.js';
 import type { Tracing } from './tracing.js';
 
@@ -65,7 +65,7 @@ export class RequestTrace {
   readonly traceId: string;
   private readonly start = performance.now();
   private readonly sampled: boolean;
-  private readonly steps: SpanFacts[] = [];
+  private readonly steps: StepFacts[] = [];
   private client: ClientHop | undefined;
   private clientContext: SpanContext | undefined;
   private watch: ReplyWatch | undefined;
@@ -98,7 +98,7 @@ export class RequestTrace {
       if (name === 'limits') attributes['tollgate.limits.decision'] = 'refused';
       throw err;
     } finally {
-      this.steps.push({ id: this.tracing.spanId(), name, start, end: performance.now(), attributes, error });
+      this.steps.push({ name, start: microsSince(this.start, start), end: microsSince(this.start, performance.now()), attributes, error });
     }
   }
 
@@ -158,8 +158,9 @@ export class RequestTrace {
     else if (outcome.status >= 500) error = '';
     this.tracing.export({
       traceId: this.traceId,
+      start: this.start,
       parent: this.remoteParent(),
-      server: { id: this.server.spanId, name: this.name, start: this.start, end, attributes, error },
+      server: { id: this.server.spanId, name: this.name, start: 0, end: microsSince(this.start, end), attributes, error },
       steps: this.steps,
       client: this.client && this.clientFacts(outcome, end),
     });
@@ -177,7 +178,7 @@ export class RequestTrace {
     if (this.call?.chat) this.addReply(attributes, outcome);
     if (outcome.aborted) attributes['tollgate.aborted'] = true;
     const error = outcome.status >= 500 && this.refusal !== undefined ? markRefusal(attributes, this.refusal) : undefined;
-    return { id, name, start, end, attributes, error };
+    return { id, name, start: microsSince(this.start, start), end: microsSince(this.start, end), attributes, error };
   }
 
   private addReply(attributes: Attributes, outcome: RequestOutcome): void {

@@ -24,14 +24,16 @@ function threadNiceValues(): number[] {
 function record(n: number, extra: Partial<RequestRecord> = {}): RequestRecord {
   const start = performance.now();
   const id = (k: number): string => (n * 16 + k).toString(16).padStart(16, '0');
+  // Span times are whole µs after the request's start.
   return {
     traceId: TRACE,
-    server: { id: id(1), name: 'POST /v1/chat/completions', start, end: start + 9, attributes: { 'http.response.status_code': 200, 'tollgate.team': 'team-a' } },
+    start,
+    server: { id: id(1), name: 'POST /v1/chat/completions', start: 0, end: 9000, attributes: { 'http.response.status_code': 200, 'tollgate.team': 'team-a' } },
     steps: [
-      { id: id(2), name: 'auth', start: start + 1, end: start + 2, attributes: {} },
-      { id: id(3), name: 'limits', start: start + 2, end: start + 3, attributes: { 'tollgate.limits.checks': ['key:rpm', 'team:tpm'] }, error: 'store down' },
+      { name: 'auth', start: 1000, end: 2000, attributes: {} },
+      { name: 'limits', start: 2000, end: 3500, attributes: { 'tollgate.limits.checks': ['key:rpm', 'team:tpm'] }, error: 'store down' },
     ],
-    client: { id: id(4), name: 'chat m', start: start + 3, end: start + 8, attributes: { 'gen_ai.request.model': 'm', 'gen_ai.usage.input_tokens': 12 } },
+    client: { id: id(4), name: 'chat m', start: 3000, end: 8000, attributes: { 'gen_ai.request.model': 'm', 'gen_ai.usage.input_tokens': 12 } },
     ...extra,
   };
 }
@@ -63,7 +65,7 @@ describe('the export thread', () => {
   it('exports each record as its spans: ids, parents, kinds, times on the wall clock, attributes, error status', async () => {
     thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
     const sent = record(1, { parent: { spanId: '00f067aa0ba902b7', traceFlags: 1, traceState: 'vendor=abc' } });
-    const wallAtStart = BigInt(Math.round((performance.timeOrigin + sent.server.start) * 1000)) * 1000n;
+    const wallAtStart = BigInt(Math.round((performance.timeOrigin + sent.start) * 1000)) * 1000n;
     thread.add(sent);
     await thread.flush();
     const spans = await receiver.spansWhere((s) => s.traceId === TRACE, 4);
@@ -78,9 +80,15 @@ describe('the export thread', () => {
     expect(Number(server.startTime - wallAtStart)).toBeLessThan(1000);
     expect(server.endTime - server.startTime).toBe(9_000_000n);
 
-    const [auth, limits] = sent.steps.map((step) => byId.get(step.id)!);
-    expect(auth).toMatchObject({ name: 'auth', kind: SPAN_KIND.internal, parentSpanId: sent.server.id, statusCode: 0 });
-    expect(limits).toMatchObject({ name: 'limits', statusCode: 2, statusMessage: 'store down', attributes: { 'tollgate.limits.checks': ['key:rpm', 'team:tpm'] } });
+    // The steps' ids are the export thread's: found by name, each new.
+    const auth = spans.find((s) => s.name === 'auth')!;
+    const limits = spans.find((s) => s.name === 'limits')!;
+    expect(auth).toMatchObject({ kind: SPAN_KIND.internal, parentSpanId: sent.server.id, statusCode: 0 });
+    expect(auth.spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(new Set(spans.map((s) => s.spanId)).size).toBe(4);
+    expect([auth.startTime - server.startTime, auth.endTime - server.startTime]).toEqual([1_000_000n, 2_000_000n]);
+    expect(limits).toMatchObject({ statusCode: 2, statusMessage: 'store down', attributes: { 'tollgate.limits.checks': ['key:rpm', 'team:tpm'] } });
+    expect(limits.endTime - limits.startTime).toBe(1_500_000n);
     expect(byId.get(sent.client!.id)).toMatchObject({ name: 'chat m', kind: SPAN_KIND.client, parentSpanId: sent.server.id, attributes: { 'gen_ai.request.model': 'm', 'gen_ai.usage.input_tokens': 12 } });
     expect(dropped).toBe(0);
   });
@@ -111,6 +119,20 @@ describe('the export thread', () => {
     await thread.flush();
     expect(threadNiceValues().filter((nice) => nice === lowered).length).toBe(before + (lowered === base ? 0 : 1));
     expect(getPriority()).toBe(base);
+  });
+
+  it('ends a thread that outgrows its heap bound, counts what it held as dropped, and starts a new one', async () => {
+    const outgrows = new URL('../../fixtures/workers/export-thread-that-outgrows-its-heap.mjs', import.meta.url);
+    thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) }, outgrows);
+    thread.add(record(7));
+    // Answered when the thread ends: it took the batch and never reported it taken.
+    await thread.flush();
+    expect(dropped).toBe(4);
+    // A new thread took over: the next request is queued for it, not dropped at once.
+    thread.add(record(8));
+    expect(dropped).toBe(4);
+    await thread.flush();
+    expect(dropped).toBe(8);
   });
 
   it('drops and counts every span when its thread cannot start, and still shuts down', async () => {
