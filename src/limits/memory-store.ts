@@ -99,6 +99,11 @@ export class MemoryStore implements LimitStore {
     return true;
   }
 
+  /** Scopes held: those with a live counter or a taken slot, until the next sweep (the memory bound's test reads it). */
+  get scopeCount(): number {
+    return this.scopes.size;
+  }
+
   read(key: string): Promise<ScopeReading> {
     const now = Date.now();
     const scope = this.scopes.get(key);

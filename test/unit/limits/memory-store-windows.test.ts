@@ -60,6 +60,26 @@ describe('the memory limit store over time', () => {
     expect(admit([slot()]).admitted).toBe(true);
   });
 
+  it('charges an overrun into the request window when the counter there has ended but is not swept yet', async () => {
+    admit([tokens(100)]); // its window ends at T0 + 60 s
+    vi.setSystemTime(T0 + 60_000); // ended this instant; the sweep has not run
+    store.settle([tokens(100)], [+50], [T0 + 90_000]);
+    expect(await store.read(KEY)).toEqual({ inflight: 0, counters: { tpm: { used: 50, end: T0 + 90_000 } } });
+  });
+
+  it('forgets a scope once its windows ended and its slots were freed, at the next sweep; stops sweeping when closed', async () => {
+    const other = { ...tokens(100), key: 'tg:{team-a}:key:k2' };
+    const { windowEnds } = admit([tokens(100), slot()]);
+    admit([other]);
+    expect(store.scopeCount).toBe(2);
+    store.settle([slot()], [0], [windowEnds[1]!]);
+    vi.advanceTimersByTime(61_000); // the sweep at T0 + 60 s finds both windows ended (end <= now)
+    expect(store.scopeCount).toBe(0);
+    expect(vi.getTimerCount()).toBe(1);
+    await store.close();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('keeps the live counters of a scope with no slot taken', async () => {
     admit([tokens(700, 10 * 60_000)]);
     vi.advanceTimersByTime(61_000);
