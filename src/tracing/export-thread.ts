@@ -13,6 +13,14 @@ export interface ExportThreadEvents {
   spansDropped(count: number): void;
 }
 
+/**
+ * The export thread's heap, bounded: it holds at most maxQueueSize spans and the batch on its
+ * way, a few MB. A small young generation keeps its resident memory small (a worker's default
+ * grows to the main thread's size); past the old-generation bound the thread dies, its spans are
+ * counted as dropped, and a new one starts.
+ */
+const EXPORT_THREAD_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 } as const;
+
 /** The worker file beside this module: the compiled .js, or the .ts sources through tsx. */
 function exportWorkerUrl(): URL {
   const fromSource = import.meta.url.endsWith('.ts');
@@ -28,14 +36,6 @@ function exportWorkerUrl(): URL {
  * If the thread dies, a new one is started; what the old one held is lost, and what it had not
  * taken is counted as dropped. If it cannot start at all, every span is dropped and counted.
  */
-/**
- * The export thread's heap, bounded: it holds at most maxQueueSize spans and the batch on its
- * way, a few MB. A small young generation keeps its resident memory small (a worker's default
- * grows to the main thread's size); past the old-generation bound the thread dies, its spans are
- * counted as dropped, and a new one starts.
- */
-const EXPORT_THREAD_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 } as const;
-
 export class ExportThread {
   private worker: Worker;
   private pending: RequestRecord[] = [];

@@ -56,7 +56,7 @@ const instrumentationScope = { name: 'tollgate' };
 
 const origin = millisToHrTime(settings.timeOrigin);
 /** A span time: the request's start (ms on the request thread's performance clock) and whole µs after it. */
-const timeOf = (requestStart: HrTime, micros: number): HrTime => addHrTimes(requestStart, [Math.trunc(micros / 1e6), (micros % 1e6) * 1000]);
+const timeOf = (requestStart: HrTime, micros: number): HrTime => addHrTimes(requestStart, millisToHrTime(micros / 1000));
 const ids = new RandomIdGenerator();
 const NO_LINKS: Link[] = [];
 const NO_EVENTS: TimedEvent[] = [];
