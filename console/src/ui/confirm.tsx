@@ -7,8 +7,11 @@ export function Confirm({ title, children, confirmLabel, onConfirm, onCancel }: 
   useEffect(() => {
     // Back to the control that opened it once it goes (the dialog pattern): a keyboard user goes on from there.
     const opener = document.activeElement;
-    dialog.current?.showModal();
+    const element = dialog.current;
+    element?.showModal();
     return () => {
+      // Closed first: while a modal dialog is open the rest of the page is inert, and focus() on the opener does nothing.
+      element?.close();
       if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
     };
   }, []);
