@@ -8,8 +8,8 @@ import base from './vitest.config.js';
  * the tests that reached it. A mutant re-runs each covering test file from its beforeAll, so a
  * slow file costs its start-up per mutant: each folder lists its unit tests plus the
  * integration files that start one gateway (memory store, SQLite, one Redis or one PostgreSQL
- * database) — no outage, crash, flood, multi-instance or cluster tests, which restart servers
- * and wait on deadlines. `isolate: false` keeps the imported app between files and runs (the
+ * database). Tests that restart servers and wait on deadlines (outage, crash, multi-instance,
+ * cluster) are listed only where they are what tests a folder's code: the Redis limit store's. `isolate: false` keeps the imported app between files and runs (the
  * mutants switch at run time, so no module needs re-importing): half the time per file here.
  */
 const tests = [...new Set(chosenFolders(process.env.MUTATION_FOLDER).flatMap((folder) => folder.tests))];
