@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
+import { defineKeyedScript, fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
 import { limitIndex } from '../limit-kinds.js';
 import { decodeScopeNumbers, LIMITS_SCRIPT } from './redis-scripts.js';
 import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome, type ScopeReading } from './store.js';
@@ -79,7 +79,7 @@ export class RedisStore implements LimitStore {
   ) {
     // A queue that keeps moving may take longer than the silence limit, but never 10 times as long.
     this.deadline = new ReplyDeadline(options.replySilenceMs, 10 * options.replySilenceMs, (message) => new StoreUnavailableError(message));
-    this.connection.defineCommand('tollgateLimits', { lua: LIMITS_SCRIPT });
+    defineKeyedScript(this.connection, 'tollgateLimits', LIMITS_SCRIPT);
     this.scripts = this.connection as unknown as ScriptCommands;
     // Renew three times per TTL, so one late or failed round never lets a live lease lapse.
     this.renewTimer = setInterval(() => this.renewLeases(), Math.max(10, Math.floor(options.leaseTtlMs / 3)));

@@ -76,6 +76,21 @@ export function connectRedis(settings: RedisSettings, options: ConnectOptions = 
   return connection;
 }
 
+/**
+ * Defines a Lua script as a command taking its key count first (`name(numKeys, ...keys, ...args)`).
+ * On a Cluster it is left out of auto-pipelining: ioredis picks a command's auto-pipeline by its
+ * first argument, which here is the key count, so calls for keys on different masters made in
+ * one tick (two teams' admissions) would share one pipeline, which it then refuses whole
+ * ("All keys in the pipeline should belong to the same slots allocation group").
+ */
+export function defineKeyedScript(connection: RedisConnection, name: string, lua: string): void {
+  connection.defineCommand(name, { lua });
+  if (connection instanceof Cluster) {
+    // A new array: the default one is shared by every Cluster of the process.
+    connection.options.autoPipeliningIgnoredCommands = [...(connection.options.autoPipeliningIgnoredCommands ?? []), name];
+  }
+}
+
 /** Whether every connection is up: for a Cluster, the one to each master too. */
 export function fullyConnected(connection: RedisConnection): boolean {
   if (connection.status !== 'ready') return false;

@@ -1,3 +1,3 @@
 /** Redis connections (single node or Cluster), built in one place for every store that uses Redis. */
-export { connectRedis, fullyConnected, whenConnected, type ConnectOptions, type RedisConnection, type RedisSettings } from './connection.js';
+export { connectRedis, defineKeyedScript, fullyConnected, whenConnected, type ConnectOptions, type RedisConnection, type RedisSettings } from './connection.js';
 export { ReplyDeadline } from './reply-deadline.js';

@@ -56,6 +56,20 @@ describe('limits on a 3-master Redis Cluster', () => {
     }
   });
 
+  it('admits and settles two teams\' requests made in the same tick (their keys on different masters), also with an empty key prefix', async () => {
+    const [a, b] = await startInstances({ keyPrefix: '' });
+    const bots = ['team-a', 'team-b'].map((team) => keyPrincipal('bot', { tpm: 1000 }, team));
+    // Both scripts go out in one tick: batched into one pipeline, ioredis refused them both (503).
+    const admissions = await Promise.all(bots.map((bot) => a!.admit(request(bot, `${bot.team}/prod`, 300))));
+    // Both settles wait for the same flush: one script per team (the keys begin with their tag), not one with both teams' keys (CROSSSLOT).
+    for (const admission of admissions) admission.finish(100);
+    await a!.settled();
+    for (const bot of bots) {
+      const probe = await b!.admit(request(bot, `${bot.team}/prod`, 0));
+      expect(probe.headers['x-ratelimit-remaining-tokens']).toBe('900');
+    }
+  });
+
   it('refuses a request reserving nothing on every instance once a budget is used up', async () => {
     const [a, b, c] = await startInstances({ keyPrefix: 'cluster-spent:', projects: { 'team-b/*': { tokensPerDay: 100 } } });
     const ciBot = keyPrincipal('ci-bot', { costPerDay: 0.000001 });
