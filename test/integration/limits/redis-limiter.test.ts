@@ -1,6 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Limiter, LimitEvents } from '../../../src/limits/index.js';
+import { RedisStore } from '../../../src/limits/redis-store.js';
+import { StoreUnavailableError } from '../../../src/limits/store.js';
+import { connectRedis } from '../../../src/redis/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { describeLimiterBehaviour } from './limiter-behaviour.js';
 import { admitAll, buildLimiter, keyPrincipal, limitsConfig, readScope, recordEvents, refusal, request, type LimitSettings } from './limiter-fixtures.js';
@@ -141,5 +144,46 @@ describe('limits shared by three gateway instances on one Redis', () => {
     await a!.close();
     const admitted = await vi.waitFor(() => b!.admit(request(ciBot, 'team-a/prod')), { timeout: 5000, interval: 50 });
     expect(admitted.headers['ratelimit']).toBe('"concurrency";r=1');
+  });
+
+  it('sends a settle no admission carries at the end of the turn, not with the next lease renewal (every 10 s at the default 30 s lease)', async () => {
+    await startInstances({ keyPrefix: 'turn-end:' });
+    const admission = await instances[0]!.admit(request(keyPrincipal('ci-bot', { tpm: 1000 }), 'team-a/prod', 300));
+    expect((await readScope(inspect, 'turn-end:{team-a}:key:ci-bot')).counters).toEqual({ tpm: 300 });
+    // No settled() here: that would send it by itself.
+    admission.finish(100);
+    await vi.waitFor(async () => expect((await readScope(inspect, 'turn-end:{team-a}:key:ci-bot')).counters).toEqual({ tpm: 100 }), { timeout: 3000, interval: 20 });
+  });
+
+  it('renews a lease only in the scope whose concurrency it counts: a key that only counts requests never holds a slot, so a concurrency limit it is given later starts free', async () => {
+    const [a] = await startInstances({ keyPrefix: 'renewed-scopes:', projects: { 'team-a/*': { concurrency: 1 } } }, 300);
+    const keyScope = 'renewed-scopes:{team-a}:key:ci-bot';
+    const admission = await a!.admit(request(keyPrincipal('ci-bot', { rpm: 10 }), 'team-a/prod'));
+    // In flight past one lease period: its lease (the project's) is renewed every 100 ms meanwhile.
+    const { leaseEnds } = await readScope(inspect, 'renewed-scopes:{team-a}:project:team-a/prod');
+    await vi.waitFor(async () => expect((await readScope(inspect, 'renewed-scopes:{team-a}:project:team-a/prod')).leaseEnds[0]).toBeGreaterThan(leaseEnds[0]! + 300), {
+      timeout: 5000,
+      interval: 50,
+    });
+    expect(await readScope(inspect, keyScope)).toMatchObject({ counters: { rpm: 1 }, slots: 0 });
+    admission.finish(0);
+    await a!.settled();
+
+    const next = await a!.admit(request(keyPrincipal('ci-bot', { rpm: 10, concurrency: 1 }), 'team-a/prod'));
+    expect(next.headers['ratelimit']).toBe('"rpm";r=8;t=60, "concurrency";r=0');
+    next.finish(0);
+  });
+});
+
+describe('the Redis limit store on its own', () => {
+  it('disconnects its connection on close: reads and admissions then fail at once as unavailable', async () => {
+    const connection = connectRedis({ url: redis.url, cluster: undefined })!;
+    const store = new RedisStore(connection, { replySilenceMs: 1000, leaseTtlMs: 30_000, onBackgroundError: () => undefined });
+    expect(await store.whenReady(5000)).toBe(true);
+    expect(await store.read('store-close:{team-a}:key:ci-bot')).toEqual({ inflight: 0, counters: {} });
+    await store.close();
+    await vi.waitFor(() => expect(connection.status).toBe('end'), { timeout: 2000 });
+    await expect(store.read('store-close:{team-a}:key:ci-bot')).rejects.toThrow(new StoreUnavailableError('redis is end'));
+    await expect(store.acquire([])).rejects.toThrow(new StoreUnavailableError('redis is end'));
   });
 });

@@ -132,6 +132,29 @@ async function stallBegan(probe: Redis): Promise<void> {
 }
 
 describe('Redis after a stall longer than the reply deadline', () => {
+  it('counts a settle Redis did not answer in time as a store error, and its refund still lands when Redis wakes', async () => {
+    const events = recordEvents();
+    limiter = buildLimiter(limitsConfig({ redisUrl: redis.url, keyPrefix: 'stall-settle:', onStoreError: 'closed', commandTimeoutMs: SILENCE_MS }), events);
+    await connected(limiter);
+    const admission = await limiter.admit(request(keyPrincipal('ci-bot', { tpm: 1000 }), 'team-a/prod', 300));
+    const inspect = new Redis(redis.url);
+    const sleeper = new Redis(redis.url);
+    try {
+      const stall = sleeper.call('DEBUG', 'SLEEP', '1');
+      await stallBegan(inspect);
+      admission.finish(100);
+      // The settle goes out at the end of the turn; settled() waits for it to fail at its deadline.
+      await limiter.settled();
+      expect(events.storeErrors).toBe(1);
+      await stall;
+      // The script waited in Redis's queue and ran once it woke.
+      expect(await readScope(inspect, 'stall-settle:{team-a}:key:ci-bot')).toMatchObject({ counters: { tpm: 100 } });
+    } finally {
+      inspect.disconnect();
+      sleeper.disconnect();
+    }
+  });
+
   const outcome = (result: PromiseSettledResult<Admission>): string =>
     result.status === 'fulfilled' ? 'admitted' : (result.reason as { code: string }).code;
 
