@@ -10,9 +10,16 @@ export interface ForcedBody {
   forced: boolean;
 }
 
-/** Offset of the body's opening `{` (after JSON whitespace or a UTF-8 BOM), or -1. */
+/**
+ * Offset of the body's opening `{` (after JSON whitespace or a UTF-8 BOM), or -1 — also for a
+ * body in UTF-16 or UTF-32, which Python reads too: ASCII bytes inserted there would break it.
+ * Without a BOM, JSON's first two characters are ASCII, so a NUL among the first two bytes
+ * means one of those (the detection json.loads and decodeJsonText make).
+ */
 function openingBrace(raw: Buffer): number {
-  const i = skipJsonSpace(raw, raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? 3 : 0);
+  const bom = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf;
+  if (!bom && raw.length >= 4 && (raw[0] === 0 || raw[1] === 0)) return -1;
+  const i = skipJsonSpace(raw, bom ? 3 : 0);
   return raw[i] === OPEN_BRACE ? i : -1;
 }
 

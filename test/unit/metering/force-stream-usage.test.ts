@@ -50,3 +50,26 @@ describe('forceStreamUsage', () => {
     expect(force(body).text).toBe(`{"stream_options":{"include_usage":true},"model":"${MODEL}",${messages},"stream":true}`);
   });
 });
+
+describe('forceStreamUsage on the encodings Python reads', () => {
+  const body = `{"model":"${MODEL}",${messages},"stream":true}`;
+  const inserted = `{"stream_options":{"include_usage":true},"model":"${MODEL}",${messages},"stream":true}`;
+
+  it('inserts after a UTF-8 BOM and the brace, keeping the BOM and every other byte', () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const { bytes, forced } = forceStreamUsage(Buffer.concat([bom, Buffer.from(body)]), JSON.parse(body) as Record<string, unknown>);
+    expect(forced).toBe(true);
+    expect(bytes).toEqual(Buffer.concat([bom, Buffer.from(inserted)]));
+  });
+
+  it.each([
+    ['UTF-16LE', Buffer.from(body, 'utf16le')],
+    ['UTF-16BE', Buffer.from(body, 'utf16le').swap16()],
+    ['UTF-16LE with its BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(body, 'utf16le')])],
+    ['UTF-32LE', Buffer.from([...body].flatMap((c) => [c.charCodeAt(0), 0, 0, 0]))],
+  ])('re-serialises a body in %s as UTF-8 rather than insert ASCII bytes into it', (_encoding, raw) => {
+    const { bytes, forced } = forceStreamUsage(raw, JSON.parse(body) as Record<string, unknown>);
+    expect(forced).toBe(true);
+    expect(bytes.toString('utf8')).toBe(`{"model":"${MODEL}",${messages},"stream":true,"stream_options":{"include_usage":true}}`);
+  });
+});
