@@ -10,7 +10,8 @@
  *   tsx test/mutation-summary.ts [report.json] [MUTATION.md]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, dirname, relative, resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
+import { guardFolderOf } from './mutation-folders.js';
 
 interface Mutant {
   readonly id: string;
@@ -41,7 +42,7 @@ export interface FolderScore {
 export function scoresByFolder(report: Report): FolderScore[] {
   const folders = new Map<string, { killed: number; timeout: number; survived: number; noCoverage: number; invalid: number }>();
   for (const [file, { mutants }] of Object.entries(report.files)) {
-    const folder = dirname(relativePath(file));
+    const { folder } = guardFolderOf(relativePath(file));
     const counts = folders.get(folder) ?? { killed: 0, timeout: 0, survived: 0, noCoverage: 0, invalid: 0 };
     for (const mutant of mutants) {
       if (mutant.status === 'Killed') counts.killed++;
@@ -88,8 +89,8 @@ const pct = (score: number): string => (Number.isNaN(score) ? '—' : `${score.t
 function filesByFolder(report: Report): Map<string, string[]> {
   const files = new Map<string, string[]>();
   for (const file of Object.keys(report.files).map(relativePath).sort()) {
-    const folder = dirname(file);
-    files.set(folder, [...(files.get(folder) ?? []), basename(file)]);
+    const { folder, name } = guardFolderOf(file);
+    files.set(folder, [...(files.get(folder) ?? []), name]);
   }
   return files;
 }
@@ -128,7 +129,7 @@ export function foldersOf(summary: string): Map<string, KeptFolder> {
       continue;
     }
     const mutantRow = UNDETECTED_ROW.exec(line);
-    if (mutantRow) kept.get(dirname(mutantRow[1]!))?.undetectedRows.push(line);
+    if (mutantRow) kept.get(guardFolderOf(mutantRow[1]!).folder)?.undetectedRows.push(line);
   }
   return kept;
 }

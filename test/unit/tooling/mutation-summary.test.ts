@@ -25,6 +25,14 @@ describe('the mutation summary', () => {
     ]);
   });
 
+  it('scores a file in a subfolder with its folder of test/mutation-folders.json, named from there', () => {
+    const nested = { files: { 'src/metering/ledger.ts': { mutants: [mutant('1', 'Killed', 3)] }, 'src/metering/taps/usage.ts': { mutants: [mutant('2', 'Survived', 9)] } } };
+    expect(scoresByFolder(nested)).toEqual([{ folder: 'src/metering', killed: 1, timeout: 0, survived: 1, noCoverage: 0, invalid: 0, score: 50 }]);
+    expect(renderSummary(nested, '\n- kept\n', '2026-11-26')).toContain('| `src/metering` | 50.0% | 1 | 0 | 1 | 0 | 0 | ledger.ts, taps/usage.ts |');
+    // The ledger queries are a folder of their own inside src/store.
+    expect(scoresByFolder({ files: { 'src/store/ledger/ledger-daily.ts': { mutants: [mutant('3', 'Killed', 1)] } } })[0]!.folder).toBe('src/store/ledger');
+  });
+
   it('lists the undetected mutants by file and line, and keeps the hand-written equivalents', () => {
     expect(undetected(report).map((m) => `${m.file}:${m.line} ${m.mutator} ${m.status}`)).toEqual([
       'src/auth/jwt.ts:12 StringLiteral NoCoverage',
