@@ -8,8 +8,10 @@ import base from './vitest.config.js';
  * the tests that reached it. A mutant re-runs each covering test file from its beforeAll, so a
  * slow file costs its start-up per mutant: each folder lists its unit tests plus the
  * integration files that start one gateway (memory store, SQLite, one Redis or one PostgreSQL
- * database). Tests that restart servers and wait on deadlines (outage, crash, multi-instance,
- * cluster) are listed only where they are what tests a folder's code: the Redis limit store's. `isolate: false` keeps the imported app between files and runs (the
+ * database). Tests that restart servers, run several instances or wait on deadlines are listed
+ * only where they are what tests a folder's code: the Redis limit store (outage, crash, cluster),
+ * the ownership registry and the ledger writer (database outage), key sync and runtime admin keys
+ * (several instances). `isolate: false` keeps the imported app between files and runs (the
  * mutants switch at run time, so no module needs re-importing): half the time per file here.
  */
 const tests = [...new Set(chosenFolders(process.env.MUTATION_FOLDER).flatMap((folder) => folder.tests))];
