@@ -1,3 +1,4 @@
+import { detectJsonEncoding } from '../json-encoding.js';
 import { skipJsonSpace } from './taps/json-scan.js';
 
 const INSERTED = Buffer.from('"stream_options":{"include_usage":true},');
@@ -12,14 +13,13 @@ export interface ForcedBody {
 
 /**
  * Offset of the body's opening `{` (after JSON whitespace or a UTF-8 BOM), or -1 — also for a
- * body in UTF-16 or UTF-32, which Python reads too: ASCII bytes inserted there would break it.
- * Without a BOM, JSON's first two characters are ASCII, so a NUL among the first two bytes
- * means one of those (the detection json.loads and decodeJsonText make).
+ * body in UTF-16 or UTF-32, which Python reads too (../json-encoding.ts): ASCII bytes
+ * inserted there would break it.
  */
 function openingBrace(raw: Buffer): number {
-  const bom = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf;
-  if (!bom && raw.length >= 4 && (raw[0] === 0 || raw[1] === 0)) return -1;
-  const i = skipJsonSpace(raw, bom ? 3 : 0);
+  const { encoding, start } = detectJsonEncoding(raw);
+  if (encoding !== 'utf-8') return -1;
+  const i = skipJsonSpace(raw, start);
   return raw[i] === OPEN_BRACE ? i : -1;
 }
 

@@ -1,3 +1,5 @@
+import { detectJsonEncoding } from '../json-encoding.js';
+
 /**
  * FastAPI's choice of body parsing: a body is parsed as JSON when Content-Type is missing or
  * empty, or its media type (parameters dropped, case-insensitive) is `application/json` or
@@ -32,26 +34,22 @@ function decodeUtf16(raw: Buffer, start: number, littleEndian: boolean): string 
 }
 
 /**
- * The text `json.loads(bytes)` parses: encoding chosen as `json.detect_encoding` does (BOMs,
- * then NUL-byte patterns of UTF-16/32, else UTF-8; a UTF-8 BOM is dropped). Bytes that do not
- * decode become U+FFFD, where Python would fail and FastAPI answer 400.
+ * The text `json.loads(bytes)` parses: the encoding chosen as `json.detect_encoding` does
+ * (../json-encoding.ts; a BOM is dropped). Bytes that do not decode become U+FFFD, where
+ * Python would fail and FastAPI answer 400.
  */
 export function decodeJsonText(raw: Buffer): string {
-  const b0 = raw[0];
-  const b1 = raw[1];
-  const b2 = raw[2];
-  const b3 = raw[3];
-  if (b0 === 0x00 && b1 === 0x00 && b2 === 0xfe && b3 === 0xff) return decodeUtf32(raw, 4, false);
-  if (b0 === 0xff && b1 === 0xfe && b2 === 0x00 && b3 === 0x00) return decodeUtf32(raw, 4, true);
-  if (b0 === 0xfe && b1 === 0xff) return decodeUtf16(raw, 2, false);
-  if (b0 === 0xff && b1 === 0xfe) return decodeUtf16(raw, 2, true);
-  if (b0 === 0xef && b1 === 0xbb && b2 === 0xbf) return raw.toString('utf8', 3);
-  if (raw.length >= 4) {
-    if (b0 === 0) return b1 ? decodeUtf16(raw, 0, false) : decodeUtf32(raw, 0, false);
-    if (b1 === 0) return b2 || b3 ? decodeUtf16(raw, 0, true) : decodeUtf32(raw, 0, true);
-  } else if (raw.length === 2) {
-    if (b0 === 0) return decodeUtf16(raw, 0, false);
-    if (b1 === 0) return decodeUtf16(raw, 0, true);
+  const { encoding, start } = detectJsonEncoding(raw);
+  switch (encoding) {
+    case 'utf-8':
+      return raw.toString('utf8', start);
+    case 'utf-16le':
+      return decodeUtf16(raw, start, true);
+    case 'utf-16be':
+      return decodeUtf16(raw, start, false);
+    case 'utf-32le':
+      return decodeUtf32(raw, start, true);
+    case 'utf-32be':
+      return decodeUtf32(raw, start, false);
   }
-  return raw.toString('utf8');
 }
