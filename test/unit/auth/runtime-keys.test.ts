@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AuthFailure } from '../../../src/auth/failure.js';
 import { RuntimeKeys, storedDefaultProject } from '../../../src/auth/runtime-keys.js';
+import { authRefusal as refusal } from '../../helpers/auth-refusal.js';
 import type { ApiKeyRecord } from '../../../src/store/index.js';
 
 const EXPIRES_AT = '2030-01-01T00:00:00.000Z';
@@ -26,17 +26,6 @@ function keysWith(changes: Partial<ApiKeyRecord> = {}): RuntimeKeys {
   const keys = new RuntimeKeys();
   keys.replaceAll([{ record: record(changes), secrets: [{ sha256: 'current', validUntil: null }, { sha256: 'previous', validUntil: ROTATED_OUT_AT }] }]);
   return keys;
-}
-
-/** Which failure `authenticate` throws, as the client sees it (status, code, message). */
-function refusal(run: () => unknown): { status: number; code: string; reason: string; message: string } | 'accepted' {
-  try {
-    run();
-    return 'accepted';
-  } catch (err) {
-    if (!(err instanceof AuthFailure)) throw err;
-    return { status: err.status, code: err.code, reason: err.reason, message: err.message };
-  }
 }
 
 /** SPEC 12.1: a key stops at its `expiresAt` instant, a rotated-out secret at the end of its overlap — both inclusive. */
