@@ -13,6 +13,13 @@ export interface RegistryOptions {
 const keyOf = (kind: ResourceKind, id: string): string => `${kind}:${id}`;
 
 /**
+ * Whether model `a` holds a name before model `b`: the older does; of two made in the same
+ * millisecond, the smaller id — the store's order (findModelByArtifact), so every instance picks
+ * the same holder whatever order it heard of the two in.
+ */
+const holdsBefore = (a: ResourceRecord, b: ResourceRecord): boolean => a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.id < b.id);
+
+/**
  * Who owns each training resource (SPEC 13), as this instance holds it: every check is a map
  * lookup. Everything is loaded at start, on `resync` and every `refreshIntervalMs`; single
  * changes arrive through the store's change feed (every instance within milliseconds). A
@@ -22,7 +29,7 @@ const keyOf = (kind: ResourceKind, id: string): string => `${kind}:${id}`;
  */
 export class OwnershipRegistry {
   private byKey = new Map<string, ResourceRecord>();
-  /** The oldest model recorded with each `entity/project/name`. */
+  /** The model holding each `entity/project/name` (holdsBefore: the oldest recorded). */
   private byArtifact = new Map<string, ResourceRecord>();
   /** Resources the store did not have when asked, and when: not asked again before a refresh. */
   private readonly misses = new Map<string, number>();
@@ -150,26 +157,29 @@ export class OwnershipRegistry {
   private put(record: ResourceRecord): void {
     const key = keyOf(record.kind, record.id);
     const previous = this.byKey.get(key);
-    if (previous?.artifact && this.byArtifact.get(previous.artifact) === previous) this.byArtifact.delete(previous.artifact);
     this.byKey.set(key, record);
     this.misses.delete(key);
+    if (previous?.artifact && previous.artifact !== record.artifact) this.releaseName(previous, previous.artifact);
     if (record.artifact) {
       const holder = this.byArtifact.get(record.artifact);
-      if (!holder || holder.createdAt > record.createdAt || holder.id === record.id) this.byArtifact.set(record.artifact, record);
+      if (!holder || holder.id === record.id || holdsBefore(record, holder)) this.byArtifact.set(record.artifact, record);
     }
   }
 
   private remove(key: string): void {
     const previous = this.byKey.get(key);
     this.byKey.delete(key);
-    if (previous?.artifact && this.byArtifact.get(previous.artifact) === previous) {
-      this.byArtifact.delete(previous.artifact);
-      // Another model with the same name may remain: the oldest of them now holds it.
-      for (const other of this.byKey.values()) {
-        if (other.artifact !== previous.artifact) continue;
-        const holder = this.byArtifact.get(other.artifact);
-        if (!holder || holder.createdAt > other.createdAt) this.byArtifact.set(other.artifact, other);
-      }
+    if (previous?.artifact) this.releaseName(previous, previous.artifact);
+  }
+
+  /** `previous` no longer has `artifact` (removed or renamed): if it held the name, the first of the models left with it now does. */
+  private releaseName(previous: ResourceRecord, artifact: string): void {
+    if (this.byArtifact.get(artifact) !== previous) return;
+    this.byArtifact.delete(artifact);
+    for (const other of this.byKey.values()) {
+      if (other.artifact !== artifact) continue;
+      const holder = this.byArtifact.get(artifact);
+      if (!holder || holdsBefore(other, holder)) this.byArtifact.set(artifact, other);
     }
   }
 }
