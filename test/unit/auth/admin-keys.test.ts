@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys } from '../../../src/auth/admin-keys.js';
 import type { AdminKeyConfig } from '../../../src/config/index.js';
-import { GatewayError } from '../../../src/errors.js';
 import { StoreHandle, type AdminKeyRecord, type StoreMirror } from '../../../src/store/index.js';
 import { silentLogger } from '../../../src/store/core/logger.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
-import { authRefusal as refusal } from '../../helpers/auth-refusal.js';
+import { expectRotationOverlap } from '../../helpers/key-rotation.js';
+import { authRefusal as refusal, gatewayRejection as rejection } from '../../helpers/refusals.js';
 import { digest } from '../../helpers/keys.js';
 
 const EXPIRES_AT = '2030-01-01T00:00:00.000Z';
@@ -29,17 +29,6 @@ function keysWith(changes: Partial<AdminKeyRecord> = {}): RuntimeAdminKeys {
   const keys = new RuntimeAdminKeys();
   keys.replaceAll([{ record: record(changes), secrets: [{ sha256: 'current', validUntil: null }, { sha256: 'previous', validUntil: ROTATED_OUT_AT }] }]);
   return keys;
-}
-
-/** What a GatewayError tells the client (status, code, param, message, headers). */
-async function rejection(run: () => Promise<unknown>): Promise<{ status: number; code: string; param: string | null; message: string; headers: Readonly<Record<string, string>> }> {
-  try {
-    await run();
-  } catch (err) {
-    if (!(err instanceof GatewayError)) throw err;
-    return { status: err.status, code: err.code, param: err.param, message: err.message, headers: err.headers };
-  }
-  throw new Error('the call was not refused');
 }
 
 /** SPEC 16: a runtime admin key stops at its `expiresAt`, a rotated-out secret at its overlap's end — both inclusive. */
@@ -174,7 +163,7 @@ describe('AdminKeyAdmin on SQLite', () => {
     const created = await admin.create({ role: 'viewer' });
     await admin.revoke(created.id);
     const notFound = (id: string) => ({ status: 404, code: 'admin_key_not_found', param: 'id', message: `No admin key with id "${id}".`, headers: {} });
-    expect(await rejection(async () => admin.get(created.id))).toEqual(notFound(created.id));
+    expect(await rejection(() => admin.get(created.id))).toEqual(notFound(created.id));
     expect(await rejection(() => admin.update('adm-none', { disabled: true }))).toEqual(notFound('adm-none'));
     expect(await rejection(() => admin.rotate('adm-none', 0))).toEqual(notFound('adm-none'));
     expect(await rejection(() => admin.revoke('adm-none'))).toEqual(notFound('adm-none'));
@@ -203,20 +192,7 @@ describe('AdminKeyAdmin on SQLite', () => {
 
   it('rotates with an overlap: the old secret works until now + overlap, then only the new one; without an overlap at once', async () => {
     const { admin, keys } = await openParts();
-    const created = await admin.create({ role: 'viewer' });
-    const before = Date.now();
-    const rotated = await admin.rotate(created.id, 60);
-    const after = Date.now();
-    expect(rotated).toMatchObject({ id: created.id, source: 'api' });
-    expect(rotated.key).not.toBe(created.key);
-    expect(keys.authenticate(digest(rotated.key), after)?.id).toBe(created.id);
-    // The old secret's end lies in [before + 60 s, after + 60 s]: it works just before the first, not at the second.
-    expect(keys.authenticate(digest(created.key), before + 60_000 - 1)?.id).toBe(created.id);
-    expect(keys.authenticate(digest(created.key), after + 60_000)).toBeUndefined();
-
-    const again = await admin.rotate(created.id, 0);
-    expect(keys.authenticate(digest(rotated.key), Date.now())).toBeUndefined();
-    expect(keys.authenticate(digest(again.key), Date.now())?.id).toBe(created.id);
+    await expectRotationOverlap(admin, await admin.create({ role: 'viewer' }), (secret, now) => keys.authenticate(secret, now)?.id);
   });
 
   it('answers 503 database_unavailable with Retry-After, and makes no change, while the database has not been reached', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RuntimeKeys, storedDefaultProject } from '../../../src/auth/runtime-keys.js';
-import { authRefusal as refusal } from '../../helpers/auth-refusal.js';
+import { authRefusal as refusal } from '../../helpers/refusals.js';
 import type { ApiKeyRecord } from '../../../src/store/index.js';
 
 const EXPIRES_AT = '2030-01-01T00:00:00.000Z';

@@ -1,0 +1,34 @@
+import { AuthFailure } from '../../src/auth/failure.js';
+import { GatewayError } from '../../src/errors.js';
+
+export type AuthRefusal = { status: number; code: string; reason: string; message: string } | 'accepted';
+
+/** Which failure an authentication throws, as the client sees it (status, code, reason, message); 'accepted' when none. */
+export function authRefusal(run: () => unknown): AuthRefusal {
+  try {
+    run();
+    return 'accepted';
+  } catch (err) {
+    if (!(err instanceof AuthFailure)) throw err;
+    return { status: err.status, code: err.code, reason: err.reason, message: err.message };
+  }
+}
+
+export interface GatewayRejection {
+  status: number;
+  code: string;
+  param: string | null;
+  message: string;
+  headers: Readonly<Record<string, string>>;
+}
+
+/** What the GatewayError a call rejects with tells the client; fails when the call is not refused. */
+export async function gatewayRejection(run: () => unknown): Promise<GatewayRejection> {
+  try {
+    await run();
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    return { status: err.status, code: err.code, param: err.param, message: err.message, headers: err.headers };
+  }
+  throw new Error('the call was not refused');
+}
