@@ -140,17 +140,34 @@ describe('OwnershipRegistry', () => {
     expect(registry.ownerOfArtifact(ARTIFACT)).toEqual(first);
   });
 
-  it('answers unknown, from memory, when the database has not been reached', async () => {
+  it('works from memory while the database has not been reached, and reports the creations it could not write when it closes', async () => {
     const handle = new StoreHandle({ url: 'postgres://127.0.0.1:1/none', path: '' }, { logger: silentLogger });
     opened.push({ handle });
-    const databaseErrors: unknown[] = [];
-    const registry = new OwnershipRegistry(handle, { requestTimeoutMs: 100, refreshIntervalMs: 60_000, onDatabaseError: (err) => databaseErrors.push(err), onRecordDropped: () => {} });
+    const databaseErrors: string[] = [];
+    const dropped: ResourceRecord[] = [];
+    const registry = new OwnershipRegistry(handle, {
+      requestTimeoutMs: 100,
+      refreshIntervalMs: 60_000,
+      onDatabaseError: (err) => databaseErrors.push(String(err)),
+      onRecordDropped: (record) => dropped.push(record),
+    });
     opened.at(-1)!.registry = registry;
     expect(await registry.ownerOf('job', 'j-1')).toBeUndefined();
     const created = model('m-1', T0);
+    const kept = model('m-2', T1);
     expect(await registry.record(created)).toEqual(created);
+    expect(await registry.record(kept)).toEqual(kept);
     expect(await registry.ownerOf('model', 'm-1')).toEqual(created);
     expect(registry.ownerOfArtifact(ARTIFACT)).toEqual(created);
-    expect(databaseErrors.map(String)).toEqual(['Error: the database has not been reached']);
+    expect(databaseErrors.slice(0, 2)).toEqual(['Error: the database has not been reached', 'Error: the database has not been reached']);
+
+    databaseErrors.length = 0;
+    await registry.release('model', 'm-1');
+    expect(await registry.ownerOf('model', 'm-1')).toBeUndefined();
+    expect(registry.ownerOfArtifact(ARTIFACT)).toEqual(kept);
+    expect(databaseErrors).toContain('DatabaseUnavailableError: the database has not been reached since start-up');
+
+    await registry.close(Date.now() + 300);
+    expect(dropped).toEqual([created, kept]);
   });
 });
