@@ -1,16 +1,19 @@
 /**
  * Rewrites test/MUTATION.md from Stryker's JSON report (`npm run mutation` runs it after
- * Stryker): the score per folder, then every surviving (or uncovered) mutant with file:line,
- * mutator and replacement. The hand-kept section after the EQUIVALENTS marker (survivors
- * judged equivalent, one line each saying why) is carried over unchanged. A run over one folder
- * (`npm run mutation -- --mutate 'src/limits/*.ts'`) replaces that folder's files in
- * reports/mutation/merged.json, so the summary keeps the folders measured by earlier runs; a
- * folder no report on this machine measured keeps its rows from the previous test/MUTATION.md.
+ * Stryker): the score per folder and per file, then every surviving (or uncovered) mutant with
+ * file:line, mutator and replacement. The hand-kept section after the EQUIVALENTS marker
+ * (survivors judged equivalent, one line each saying why) is carried over unchanged.
+ *
+ * Runs add up file by file: a run over some files (`npm run mutation -- --mutate
+ * src/limits/plan.ts`) replaces those files' rows and their undetected mutants, and every other
+ * row of the previous test/MUTATION.md is kept, so per-file runs on different machines (reports/
+ * is not kept) make one summary. A row may name several files (an earlier run's total that was
+ * not split by file): it is kept until a run measures one of them again.
  *
  *   tsx test/mutation-summary.ts [report.json] [MUTATION.md]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { guardFolderOf } from './mutation-folders.js';
 
 interface Mutant {
@@ -25,53 +28,31 @@ interface Report {
 }
 
 const EQUIVALENTS_MARKER = '<!-- EQUIVALENTS: kept by hand below this line; the rest of this file is generated -->';
+const DETECTED = new Set(['Killed', 'Timeout']);
 const UNDETECTED = new Set(['Survived', 'NoCoverage']);
+
+/** What one row of the per-file table measured: one file, or (kept from earlier summaries) several together. */
+export interface MeasuredFiles {
+  readonly files: readonly string[];
+  /** Killed or timed out. */
+  readonly detected: number;
+  /** Survived or not covered by any test. */
+  readonly undetected: number;
+  /** The rows of the undetected-mutants table that belong to these files. */
+  readonly undetectedRows: readonly string[];
+}
 
 export interface FolderScore {
   readonly folder: string;
-  readonly killed: number;
-  readonly timeout: number;
-  readonly survived: number;
-  readonly noCoverage: number;
-  readonly invalid: number;
-  /** (killed + timeout) / (killed + timeout + survived + no coverage), in percent; NaN when there is nothing to score. */
+  readonly detected: number;
+  readonly undetected: number;
+  /** detected / (detected + undetected), in percent (Stryker's score: compile errors and static mutants do not count); NaN with nothing to score. */
   readonly score: number;
+  readonly files: readonly string[];
 }
 
-/** Stryker's own score per folder: compile and runtime errors and ignored mutants do not count. */
-export function scoresByFolder(report: Report): FolderScore[] {
-  const folders = new Map<string, { killed: number; timeout: number; survived: number; noCoverage: number; invalid: number }>();
-  for (const [file, { mutants }] of Object.entries(report.files)) {
-    const { folder } = guardFolderOf(relativePath(file));
-    const counts = folders.get(folder) ?? { killed: 0, timeout: 0, survived: 0, noCoverage: 0, invalid: 0 };
-    for (const mutant of mutants) {
-      if (mutant.status === 'Killed') counts.killed++;
-      else if (mutant.status === 'Timeout') counts.timeout++;
-      else if (mutant.status === 'Survived') counts.survived++;
-      else if (mutant.status === 'NoCoverage') counts.noCoverage++;
-      else counts.invalid++;
-    }
-    folders.set(folder, counts);
-  }
-  return [...folders.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([folder, c]) => {
-      const scored = c.killed + c.timeout + c.survived + c.noCoverage;
-      return { folder, ...c, score: scored === 0 ? Number.NaN : ((c.killed + c.timeout) / scored) * 100 };
-    });
-}
-
-/** Every mutant no test detected, by file and line. */
-export function undetected(report: Report): Array<{ file: string; line: number; mutator: string; replacement: string; status: string }> {
-  const rows = [];
-  for (const [file, { mutants }] of Object.entries(report.files)) {
-    for (const m of mutants) {
-      if (!UNDETECTED.has(m.status)) continue;
-      rows.push({ file: relativePath(file), line: m.location.start.line, mutator: m.mutatorName, replacement: oneLine(m.replacement ?? ''), status: m.status });
-    }
-  }
-  return rows.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.mutator.localeCompare(b.mutator));
-}
+const scoreOf = (detected: number, undetected: number): number => (detected + undetected === 0 ? Number.NaN : (detected / (detected + undetected)) * 100);
+const pct = (score: number): string => (Number.isNaN(score) ? '—' : `${score.toFixed(1)}%`);
 
 function relativePath(file: string): string {
   return file.startsWith('/') ? relative(process.cwd(), file) : file;
@@ -83,84 +64,85 @@ function oneLine(code: string): string {
   return (flat.length > 60 ? `${flat.slice(0, 57)}...` : flat).replace(/\|/g, '\\|').replace(/`/g, "'");
 }
 
-const pct = (score: number): string => (Number.isNaN(score) ? '—' : `${score.toFixed(1)}%`);
+const undetectedRow = (file: string, m: Mutant): string => `| \`${file}:${m.location.start.line}\` | ${m.mutatorName} | \`${oneLine(m.replacement ?? '')}\` | ${m.status} |`;
 
-/** The files of each folder this report measured: a folder's score covers these, not the files left out. */
-function filesByFolder(report: Report): Map<string, string[]> {
-  const files = new Map<string, string[]>();
-  for (const file of Object.keys(report.files).map(relativePath).sort()) {
-    const { folder, name } = guardFolderOf(file);
-    files.set(folder, [...(files.get(folder) ?? []), name]);
+/** Each file of a report with its counts and its undetected mutants (by line, then mutator). */
+export function measuredFilesOf(report: Report): MeasuredFiles[] {
+  return Object.entries(report.files)
+    .map(([path, { mutants }]) => {
+      const file = relativePath(path);
+      const left = mutants.filter((m) => UNDETECTED.has(m.status)).sort((a, b) => a.location.start.line - b.location.start.line || a.mutatorName.localeCompare(b.mutatorName));
+      return { files: [file], detected: mutants.filter((m) => DETECTED.has(m.status)).length, undetected: left.length, undetectedRows: left.map((m) => undetectedRow(file, m)) };
+    })
+    .sort((a, b) => a.files[0]!.localeCompare(b.files[0]!));
+}
+
+/** Rows summed by the folder of test/mutation-folders.json their files belong to (a subfolder's file counts with its folder). */
+export function scoresByFolder(measured: readonly MeasuredFiles[]): FolderScore[] {
+  const folders = new Map<string, { detected: number; undetected: number; files: string[] }>();
+  for (const row of measured) {
+    for (const file of row.files) {
+      const { folder, name } = guardFolderOf(file);
+      const sum = folders.get(folder) ?? { detected: 0, undetected: 0, files: [] };
+      sum.files.push(name);
+      folders.set(folder, sum);
+    }
+    const sum = folders.get(guardFolderOf(row.files[0]!).folder)!;
+    sum.detected += row.detected;
+    sum.undetected += row.undetected;
   }
-  return files;
+  return [...folders.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([folder, s]) => ({ folder, detected: s.detected, undetected: s.undetected, score: scoreOf(s.detected, s.undetected), files: s.files.sort() }));
 }
 
-function addScores(a: FolderScore, b: FolderScore): FolderScore {
-  const sum = { folder: a.folder, killed: a.killed + b.killed, timeout: a.timeout + b.timeout, survived: a.survived + b.survived, noCoverage: a.noCoverage + b.noCoverage, invalid: a.invalid + b.invalid };
-  const scored = sum.killed + sum.timeout + sum.survived + sum.noCoverage;
-  return { ...sum, score: scored === 0 ? Number.NaN : ((sum.killed + sum.timeout) / scored) * 100 };
-}
-
-/** What the summary already says of a folder: its table row and its undetected mutants' rows. */
-interface KeptFolder {
-  readonly score: FolderScore;
-  readonly files: string;
-  readonly undetectedRows: readonly string[];
-}
-
-const FOLDER_ROW = /^\| `([^`]+)` \| [^|]+ \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| ([^|]*) \|$/;
+const FILE_ROW = /^\| ((?:`[^`]+`(?:, )?)+) \| [^|]+ \| (\d+) \| (\d+) \|$/;
 const UNDETECTED_ROW = /^\| `([^`:]+):\d+` \|/;
 
-/**
- * The folders of an earlier summary (its generated part), by folder: a run that did not
- * measure a folder keeps what the last run that did said of it, so per-folder runs on different
- * machines (reports/ is not kept) add up in test/MUTATION.md.
- */
-export function foldersOf(summary: string): Map<string, KeptFolder> {
-  const kept = new Map<string, { score: FolderScore; files: string; undetectedRows: string[] }>();
+/** The per-file rows of an earlier summary, each with its undetected mutants' rows. */
+export function measuredFilesOfSummary(summary: string): MeasuredFiles[] {
   const generated = summary.split(EQUIVALENTS_MARKER)[0] ?? '';
+  const rows: Array<MeasuredFiles & { undetectedRows: string[] }> = [];
+  const rowOfFile = new Map<string, { undetectedRows: string[] }>();
   for (const line of generated.split('\n')) {
-    const row = FOLDER_ROW.exec(line);
-    if (row) {
-      const [killed, timeout, survived, noCoverage, invalid] = row.slice(2, 7).map(Number) as [number, number, number, number, number];
-      const scored = killed + timeout + survived + noCoverage;
-      const score = { folder: row[1]!, killed, timeout, survived, noCoverage, invalid, score: scored === 0 ? Number.NaN : ((killed + timeout) / scored) * 100 };
-      kept.set(row[1]!, { score, files: row[7]!.trim(), undetectedRows: [] });
+    const fileRow = FILE_ROW.exec(line);
+    if (fileRow) {
+      const row = { files: [...fileRow[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!), detected: Number(fileRow[2]), undetected: Number(fileRow[3]), undetectedRows: [] };
+      rows.push(row);
+      for (const file of row.files) rowOfFile.set(file, row);
       continue;
     }
     const mutantRow = UNDETECTED_ROW.exec(line);
-    if (mutantRow) kept.get(guardFolderOf(mutantRow[1]!).folder)?.undetectedRows.push(line);
+    if (mutantRow) rowOfFile.get(mutantRow[1]!)?.undetectedRows.push(line);
   }
-  return kept;
+  return rows;
 }
 
-export function renderSummary(report: Report, equivalents: string, generatedAt: string, earlier: ReadonlyMap<string, KeptFolder> = new Map()): string {
-  const files = filesByFolder(report);
-  // An earlier row is kept when this run measured none of its files: alone for a folder this run
-  // did not measure, added to this run's counts for one it measured other files of.
-  const carried = [...earlier.values()].filter((k) => !k.files.split(', ').some((file) => files.get(k.score.folder)?.includes(file)));
-  const byFolder = new Map(scoresByFolder(report).map((s) => [s.folder, s]));
-  for (const k of carried) {
-    const now = byFolder.get(k.score.folder);
-    byFolder.set(k.score.folder, now ? addScores(now, k.score) : k.score);
-    files.set(k.score.folder, [...(files.get(k.score.folder) ?? []), ...k.files.split(', ')].sort());
-  }
-  const scores = [...byFolder.values()].sort((a, b) => a.folder.localeCompare(b.folder));
-  const all = scores.reduce((sum, s) => ({ d: sum.d + s.killed + s.timeout, n: sum.n + s.killed + s.timeout + s.survived + s.noCoverage }), { d: 0, n: 0 });
-  const left = [
-    ...undetected(report).map((m) => ({ key: `${m.file}:${String(m.line).padStart(6, '0')}`, row: `| \`${m.file}:${m.line}\` | ${m.mutator} | \`${m.replacement}\` | ${m.status} |` })),
-    ...carried.flatMap((k) => k.undetectedRows.map((row) => ({ key: row.replace(/^\| `([^`:]+):(\d+)`.*$/, (_m, file: string, line: string) => `${file}:${line.padStart(6, '0')}`), row }))),
-  ].sort((a, b) => a.key.localeCompare(b.key));
+export function renderSummary(report: Report, equivalents: string, generatedAt: string, earlier: readonly MeasuredFiles[] = []): string {
+  const now = measuredFilesOf(report);
+  const measuredNow = new Set(now.flatMap((row) => row.files));
+  const rows = [...now, ...earlier.filter((row) => !row.files.some((file) => measuredNow.has(file)))].sort((a, b) => a.files[0]!.localeCompare(b.files[0]!));
+  const folders = scoresByFolder(rows);
+  const total = rows.reduce((sum, row) => ({ detected: sum.detected + row.detected, undetected: sum.undetected + row.undetected }), { detected: 0, undetected: 0 });
+  const left = rows.flatMap((row) => row.undetectedRows);
   const lines = [
     '# Mutation testing',
     '',
     `Generated by \`npm run mutation\` (Stryker, then \`test/mutation-summary.ts\`) on ${generatedAt}; do not edit above the marker.`,
-    'Score = (killed + timed out) / (killed + timed out + survived + no coverage). Target: 85% per folder.',
+    'Score = detected (killed + timed out) / (detected + undetected (survived + no coverage)); compile errors and static mutants do not count. Target: 85% per folder.',
     '',
-    '| folder | score | killed | timed out | survived | no coverage | not scored (compile errors, static) | files measured |',
-    '|---|---|---|---|---|---|---|---|',
-    ...scores.map((s) => `| \`${s.folder}\` | ${pct(s.score)} | ${s.killed} | ${s.timeout} | ${s.survived} | ${s.noCoverage} | ${s.invalid} | ${(files.get(s.folder) ?? []).join(', ')} |`),
-    `| **all** | **${pct(all.n === 0 ? Number.NaN : (all.d / all.n) * 100)}** | | | | | | |`,
+    '| folder | score | detected | undetected | files measured |',
+    '|---|---|---|---|---|',
+    ...folders.map((f) => `| \`${f.folder}\` | ${pct(f.score)} | ${f.detected} | ${f.undetected} | ${f.files.join(', ')} |`),
+    `| **all** | **${pct(scoreOf(total.detected, total.undetected))}** | ${total.detected} | ${total.undetected} | |`,
+    '',
+    '### Per file',
+    '',
+    'A row naming several files is an earlier run\'s total for them together.',
+    '',
+    '| files | score | detected | undetected |',
+    '|---|---|---|---|',
+    ...rows.map((row) => `| ${row.files.map((file) => `\`${file}\``).join(', ')} | ${pct(scoreOf(row.detected, row.undetected))} | ${row.detected} | ${row.undetected} |`),
     '',
     `## Mutants no test detected (${left.length})`,
     '',
@@ -168,7 +150,7 @@ export function renderSummary(report: Report, equivalents: string, generatedAt: 
     '',
     '| where | mutator | replacement | status |',
     '|---|---|---|---|',
-    ...left.map((m) => m.row),
+    ...left,
     '',
     EQUIVALENTS_MARKER,
   ];
@@ -177,23 +159,15 @@ export function renderSummary(report: Report, equivalents: string, generatedAt: 
 
 const DEFAULT_EQUIVALENTS = '\n## Equivalent mutants\n\n(none judged yet: `file:line mutator — why no test can tell it apart`)\n';
 
-/** The files of earlier runs (kept in `mergedPath`) with this run's files replacing theirs. */
-function mergedReport(report: Report, mergedPath: string): Report {
-  const earlier = existsSync(mergedPath) ? (JSON.parse(readFileSync(mergedPath, 'utf8')) as Report).files : {};
-  const merged: Report = { files: { ...earlier, ...report.files } };
-  writeFileSync(mergedPath, JSON.stringify(merged));
-  return merged;
-}
-
 function main(): void {
   const reportPath = resolve(process.argv[2] ?? 'reports/mutation/mutation.json');
   const outPath = resolve(process.argv[3] ?? 'test/MUTATION.md');
-  const report = mergedReport(JSON.parse(readFileSync(reportPath, 'utf8')) as Report, resolve(dirname(reportPath), 'merged.json'));
+  const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
   const previous = existsSync(outPath) ? readFileSync(outPath, 'utf8') : '';
   const at = previous.indexOf(EQUIVALENTS_MARKER);
   const equivalents = at === -1 ? DEFAULT_EQUIVALENTS : previous.slice(at + EQUIVALENTS_MARKER.length + 1);
-  writeFileSync(outPath, renderSummary(report, equivalents, new Date().toISOString().slice(0, 10), foldersOf(previous)));
-  for (const s of scoresByFolder(report)) process.stdout.write(`${s.folder.padEnd(20)} ${pct(s.score)}\n`);
+  writeFileSync(outPath, renderSummary(report, equivalents, new Date().toISOString().slice(0, 10), measuredFilesOfSummary(previous)));
+  for (const row of measuredFilesOf(report)) process.stdout.write(`${row.files[0]!.padEnd(48)} ${pct(scoreOf(row.detected, row.undetected))}\n`);
   process.stdout.write(`wrote ${relative(process.cwd(), outPath)}\n`);
 }
 
