@@ -119,9 +119,10 @@ function createLedger(handle: StoreHandle, initial: Config['metering']['ledger']
     enabled: () => settings.enabled,
     retentionDays: () => settings.retentionDays,
     maxBuffered: () => settings.maxBufferedRows,
-    onDropped: (row, reason) => {
+    onDropped: (row, reason, cause) => {
       metrics.recordUsageRowDropped();
-      logger.error({ rowId: row.id, requestId: row.requestId, team: row.team, project: row.project, reason }, 'usage ledger row dropped: the database was away too long');
+      const why = reason === 'refused' ? `the database refused it: ${cause instanceof Error ? cause.message : String(cause)}` : 'the database was away too long';
+      logger.error({ rowId: row.id, requestId: row.requestId, team: row.team, project: row.project, reason }, `usage ledger row dropped: ${why}`);
     },
     onDatabaseError: () => metrics.recordDatabaseError(),
   });

@@ -1,9 +1,25 @@
 import { DAY_MS } from '../calendar.js';
-import { BatchWriter, type LedgerRow, type StoreHandle } from '../store/index.js';
+import { BatchWriter, isRecordRefused, type DropReason, type LedgerRow, type StoreHandle } from '../store/index.js';
 import { newLedgerRowId } from './ledger-row-id.js';
 
 /** What a request hands the ledger: a row without its id, which the ledger makes. */
 export type LedgerEntry = Omit<LedgerRow, 'id'>;
+
+/** The longest model name (and key id) a row keeps, in characters: a client chooses its model, and every request is stored. */
+export const LEDGER_TEXT_MAX_CHARS = 256;
+
+/**
+ * Text a client chose (the model name; a JWT's subject as the key id) as every database can
+ * store and index it: NUL, which PostgreSQL text refuses, becomes U+FFFD, and past `maxChars` the
+ * text is cut (at a character boundary) and ends in `…` — so that PostgreSQL's limit on an index
+ * entry (~2.7 kB; the daily sums are keyed by model and key) is never reached.
+ */
+export function storableText(text: string, maxChars: number): string {
+  const clean = text.includes('\u0000') ? text.replaceAll('\u0000', '\ufffd') : text;
+  if (clean.length <= maxChars) return clean;
+  const cut = clean.charCodeAt(maxChars - 2) >= 0xd800 && clean.charCodeAt(maxChars - 2) <= 0xdbff ? maxChars - 2 : maxChars - 1;
+  return `${clean.slice(0, cut)}…`;
+}
 
 export interface LedgerOptions {
   /** Whether rows are written at all (`metering.ledger.enabled`, reloadable). */
@@ -12,7 +28,8 @@ export interface LedgerOptions {
   readonly retentionDays: () => number;
   /** Rows kept while the database is away (default 100,000). */
   readonly maxBuffered?: () => number;
-  readonly onDropped: (row: LedgerRow, reason: 'buffer_full' | 'closed') => void;
+  /** A row given up: the buffer was full, the ledger closed with it unwritten, or the database refused it (`cause`). */
+  readonly onDropped: (row: LedgerRow, reason: DropReason, cause?: unknown) => void;
   readonly onDatabaseError: (err: unknown) => void;
 }
 
@@ -36,6 +53,7 @@ export class Ledger {
       ...(options.maxBuffered === undefined ? {} : { maxBuffered: options.maxBuffered }),
       onDropped: options.onDropped,
       onWriteError: options.onDatabaseError,
+      refused: isRecordRefused,
     });
     this.retention = setInterval(() => void this.deleteExpired(), DAY_MS);
     this.retention.unref();
@@ -43,7 +61,8 @@ export class Ledger {
 
   /** Adds the row of one request (unless the ledger is turned off); never blocks, never throws. */
   record(entry: LedgerEntry): void {
-    if (this.options.enabled()) this.writer.add({ ...entry, id: newLedgerRowId() });
+    if (!this.options.enabled()) return;
+    this.writer.add({ ...entry, model: storableText(entry.model, LEDGER_TEXT_MAX_CHARS), keyId: storableText(entry.keyId, LEDGER_TEXT_MAX_CHARS), id: newLedgerRowId() });
   }
 
   /** Rows not written yet (buffered while the database is away). */

@@ -2,8 +2,10 @@
  * Writes records to the database in batches, off the request path: a record is added to a
  * bounded buffer and written with the next batch. A batch that fails goes back to the front of
  * the buffer and is retried with backoff, so a database that is away loses nothing until the
- * buffer is full; then the oldest records are dropped, each reported. Writes must be idempotent
- * (a batch whose reply was lost is written again).
+ * buffer is full; then the oldest records are dropped, each reported. A batch the database
+ * refused (`refused`: a record it cannot store) is written again record by record, so one bad
+ * record is dropped alone instead of holding up every record behind it. Writes must be
+ * idempotent (a batch whose reply was lost is written again).
  */
 export interface BatchWriterOptions<T> {
   /** Writes one batch; rejects when it could not. */
@@ -14,11 +16,15 @@ export interface BatchWriterOptions<T> {
   readonly maxBatch?: number;
   /** How long records gather before a write (default 50 ms). */
   readonly batchDelayMs?: number;
-  /** A record given up for good: the buffer was full, or the writer closed with it unwritten. */
-  readonly onDropped: (record: T, reason: 'buffer_full' | 'closed') => void;
+  /** A record given up for good: the buffer was full, the writer closed with it unwritten, or the database refused it on its own. */
+  readonly onDropped: (record: T, reason: DropReason, cause?: unknown) => void;
+  /** Whether a write's failure is the database refusing the records (retrying them cannot help); default: never. */
+  readonly refused?: (err: unknown) => boolean;
   /** A write failed (it will be retried). */
   readonly onWriteError: (err: unknown) => void;
 }
+
+export type DropReason = 'buffer_full' | 'closed' | 'refused';
 
 const MAX_RETRY_DELAY_MS = 5000;
 
@@ -90,18 +96,16 @@ export class BatchWriter<T> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.buffer.splice(0, this.maxBatch);
-    this.writing = this.options.write(batch).then(
-      () => {
+    this.writing = this.writeBatch(batch).then((unwritten) => {
+      if (unwritten.length === 0) {
         this.failures = 0;
-      },
-      (err: unknown) => {
-        this.failures += 1;
-        this.options.onWriteError(err);
-        // Back in front, oldest first; past the bound the oldest go.
-        this.buffer = batch.concat(this.buffer);
-        while (this.buffer.length > this.maxBufferedOf()) this.options.onDropped(this.buffer.shift()!, 'buffer_full');
-      },
-    );
+        return;
+      }
+      this.failures += 1;
+      // Back in front, oldest first; past the bound the oldest go.
+      this.buffer = unwritten.concat(this.buffer);
+      while (this.buffer.length > this.maxBufferedOf()) this.options.onDropped(this.buffer.shift()!, 'buffer_full');
+    });
     void this.writing.finally(() => {
       this.writing = null;
       const waiters = this.waiters;
@@ -109,5 +113,30 @@ export class BatchWriter<T> {
       for (const wake of waiters) wake();
       if (this.buffer.length > 0) this.schedule(this.failures === 0 ? 0 : Math.min(100 * 2 ** this.failures, MAX_RETRY_DELAY_MS));
     });
+  }
+
+  /** Writes a batch; answers the records still to write (all of them when the database is away). */
+  private async writeBatch(batch: T[]): Promise<T[]> {
+    const { write, refused = () => false } = this.options;
+    try {
+      await write(batch);
+      return [];
+    } catch (err) {
+      this.options.onWriteError(err);
+      if (!refused(err)) return batch;
+    }
+    // Refused: one record alone at a time, so only the record the database cannot store is lost.
+    for (const [i, record] of batch.entries()) {
+      try {
+        await write([record]);
+      } catch (err) {
+        if (!refused(err)) {
+          this.options.onWriteError(err);
+          return batch.slice(i);
+        }
+        this.options.onDropped(record, 'refused', err);
+      }
+    }
+    return [];
   }
 }

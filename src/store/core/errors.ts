@@ -7,6 +7,21 @@ export class DatabaseUnavailableError extends Error {
   override name = 'DatabaseUnavailableError';
 }
 
+/**
+ * Whether the database refused the records themselves — a value it cannot store (a NUL in
+ * PostgreSQL text, an index entry past its size limit), a constraint — so writing them again
+ * cannot succeed, unlike a DatabaseUnavailableError, which a retry outlasts. Read from the
+ * driver's code: PostgreSQL's SQLSTATE classes 22 (data exception), 23 (integrity constraint)
+ * and 54 (program limit exceeded); SQLite's CONSTRAINT, TOOBIG, MISMATCH and RANGE. A RangeError
+ * is a value the gateway itself will not write (a count that is not an integer).
+ */
+export function isRecordRefused(err: unknown): boolean {
+  if (err instanceof RangeError) return true;
+  const code = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+  if (typeof code !== 'string' || err instanceof DatabaseUnavailableError) return false;
+  return /^(22|23|54)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH|RANGE)/.test(code);
+}
+
 /** The database was migrated by a newer Tollgate: this one must not touch it. */
 export class SchemaTooNewError extends Error {
   override name = 'SchemaTooNewError';

@@ -149,6 +149,18 @@ describe('usage metering across two gateway instances', () => {
     expect(new Set(data.map((row) => row.id)).size).toBe(3);
   });
 
+  it('bills every served request whatever model it names: a NUL or 3,000 characters are stored as PostgreSQL can take them, and rows batched with them too', async () => {
+    const huge = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919 + i * i * 31) % 20000))).join('');
+    for (const model of ['qw\u0000en', huge, 'plain']) {
+      expect((await chat(gateways[0]!, KEYS.teamB, 'team-b/odd-models', model, '3,1')).status).toBe(200);
+    }
+    await gateways[0]!.gateway.settled();
+    const totals = await usage(`from=${today}&to=${today}&team=team-b&project=odd-models`);
+    expect(totals.body.data).toEqual([{ team: 'team-b', project: 'odd-models', requests: 3, prompt_tokens: 9, completion_tokens: 3, total_tokens: 12, cost: 0 }]);
+    const rows = await request(gateways[0]!.url).get(`/admin/usage/requests?from=${today}&to=${today}&team=team-b&project=odd-models`).set('authorization', bearer(KEYS.admin));
+    expect((rows.body.data as Array<{ model: string }>).map((row) => row.model).sort()).toEqual(['plain', 'qw\ufffden', `${huge.slice(0, 255)}…`].sort());
+  });
+
   it('keeps usage totals through a Redis restart: Redis holds only limit counters', async () => {
     const redis = await startRedis();
     const config = testConfig({ service: service.url, inference: inference.url }, { database: { url: database.url }, redis: { url: redis.url } });

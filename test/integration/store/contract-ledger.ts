@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidCursorError, type LedgerRow, type UsageAggregate } from '../../../src/store/index.js';
+import { BatchWriter, DatabaseUnavailableError, InvalidCursorError, isRecordRefused, type DropReason, type LedgerRow, type UsageAggregate } from '../../../src/store/index.js';
 import type { ContractContext } from './durable-store.contract.js';
 import { ledgerRow, rejection } from './store-fixtures.js';
 
@@ -36,6 +36,9 @@ function manyRows(): LedgerRow[] {
   );
   return rows.reverse();
 }
+
+/** 3,000 CJK characters in no pattern: ~9 kB of UTF-8 that does not compress, past PostgreSQL's ~2.7 kB for an index entry. */
+const HUGE_MODEL = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919 + i * i * 31) % 20000))).join('');
 
 const timeOrder = (a: LedgerRow, b: LedgerRow): number => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.requestId < b.requestId ? -1 : a.requestId > b.requestId ? 1 : 0);
 
@@ -283,6 +286,39 @@ export function describeLedgerContract({ store }: ContractContext): void {
       expect(await store().deleteLedgerBefore('2025-02-01T00:00:00.000Z')).toBe(0);
       const left = await store().pageLedger({ from: '2024-01-01', to: '2025-12-31', limit: 100 });
       expect(left.rows.map((r) => r.requestId)).toEqual(['r2', 'r4', 'r5', 'r6']);
+    });
+
+    it('stores a row, or refuses it as the row\'s fault (isRecordRefused), never as the database being away', async () => {
+      const rows = [
+        ledgerRow({ requestId: 'half-token', totalTokens: 1.5 }),
+        ledgerRow({ requestId: 'nul', model: 'qw\u0000en' }),
+        ledgerRow({ requestId: 'huge', model: HUGE_MODEL }),
+      ];
+      for (const row of rows) {
+        const outcome = await store().insertLedgerRows([row]).then(
+          () => 'stored',
+          (err: unknown) => (isRecordRefused(err) && !(err instanceof DatabaseUnavailableError) ? 'refused' : `failed otherwise: ${String(err)}`),
+        );
+        // SQLite stores a NUL and long text; PostgreSQL refuses both (text cannot hold NUL; an index entry is bounded).
+        const expected = row.requestId === 'half-token' || store().dialect === 'postgres' ? 'refused' : 'stored';
+        expect([row.requestId, outcome]).toEqual([row.requestId, expected]);
+      }
+    });
+
+    it('loses only the row it refuses when written through a BatchWriter: the rows batched with it are stored', async () => {
+      const dropped: Array<[string, DropReason]> = [];
+      const writer = new BatchWriter<LedgerRow>({
+        write: (batch) => store().insertLedgerRows(batch),
+        refused: isRecordRefused,
+        onDropped: (row, reason) => dropped.push([row.requestId, reason]),
+        onWriteError: () => {},
+      });
+      for (const requestId of ['before', 'poison', 'after']) writer.add(ledgerRow({ requestId, ...(requestId === 'poison' ? { costNanos: 0.5 } : {}) }));
+      await writer.close(Date.now() + 5_000);
+      expect(dropped).toEqual([['poison', 'refused']]);
+      const stored = await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10 });
+      expect(stored.rows.map((r) => r.requestId).sort()).toEqual(['after', 'before']);
+      expect(await store().aggregateUsage({ from: '2025-01-15', to: '2025-01-15' })).toMatchObject([{ requests: 2 }]);
     });
   });
 }
