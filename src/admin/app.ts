@@ -14,6 +14,7 @@ import { audited, type AuditTrail } from './audit.js';
 import { ConsoleSessions } from '../sessions/index.js';
 import { requireAdmin, requireCsrfToken } from './auth.js';
 import { mountSessionRoutes } from './session.js';
+import { refuseNul } from './request.js';
 import { authorize } from './scope.js';
 import type { Reload } from './reload.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
@@ -143,6 +144,7 @@ function mountAdminRoutes(app: Express, deps: OperationsAppDeps, sessions: Conso
       if (spec.write !== null) steps.push(requireCsrfToken());
       steps.push(authorize(spec));
       if (spec.body === 'json') steps.push(json);
+      steps.push(refuseNul);
       route[spec.method.toLowerCase() as Lowercase<AdminRouteSpec['method']>](...steps, spec.handler(routeDeps));
     }
   }

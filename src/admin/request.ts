@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import { DAY_MS, dayStart } from '../calendar.js';
 import { firstIssueInWords } from '../config/index.js';
@@ -65,3 +65,35 @@ export function dayRange(query: Record<string, unknown>, maxDays: number): { fro
   if (span > maxDays) throw invalidQuery('to', `The range from ${from} to ${to} covers ${span} days; at most ${maxDays} are allowed.`);
   return { from, to };
 }
+
+const ENCODED_NUL = /%00/;
+
+/** The path (`limits.rpm`, `body` for the body itself) of the first string or key holding a NUL, if any. */
+function nulPathOf(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const at = path === 'body' ? key : `${path}.${key}`;
+    if (key.includes('\u0000')) return at;
+    const found = nulPathOf(item, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Refuses a NUL (U+0000) wherever an admin request carries one — path, query or JSON body — with
+ * a 400 naming where: PostgreSQL's text cannot hold it, so it would otherwise be a 500 there
+ * (while SQLite stored it). After the body is read.
+ */
+export const refuseNul: RequestHandler = (req, _res, next) => {
+  const query = req.url.indexOf('?');
+  if (ENCODED_NUL.test(query === -1 ? req.url : req.url.slice(0, query))) return next(errors.pathUnsafe('an encoded NUL (%00)'));
+  if (query !== -1 && ENCODED_NUL.test(req.url.slice(query))) {
+    const part = req.url.slice(query + 1).split('&').find((p) => ENCODED_NUL.test(p)) ?? '';
+    const name = part.split('=', 1)[0] ?? '';
+    return next(invalidQuery(name, `Query parameter "${name}" must not contain NUL (%00).`));
+  }
+  const at = nulPathOf(req.body, 'body');
+  next(at === undefined ? undefined : invalidRequest(at, `${at}: must not contain NUL (U+0000)`));
+};

@@ -221,11 +221,12 @@ export function resolveRoute(table: RouteTable, method: string, url: string): Ro
 
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
+const ENCODED_NUL = /%00/;
 
 /**
  * Rejects paths that could address something other than what they appear to: `..`/`.` segments
  * (raw or percent-encoded) and encoded slashes or backslashes, which upstream frameworks may
- * decode into a different route. Such requests are answered 400 and never forwarded.
+ * decode into a different route; and an encoded NUL. Such requests are answered 400 and never forwarded.
  */
 export function assertSafePath(path: string): void {
   if (path.includes('\\')) throw unsafePath('a backslash');
@@ -233,8 +234,11 @@ export function assertSafePath(path: string): void {
     if (DOT_SEGMENT.test(segment)) throw unsafePath('a "." or ".." segment');
     if (ENCODED_SEPARATOR.test(segment)) throw unsafePath('an encoded slash');
   }
-  // An id that does not decode is one no upstream can act on as sent (SPEC 9: a 4xx, never forwarded).
-  if (path.includes('%') && !decodes(path)) throw malformedPathEncoding();
+  if (!path.includes('%')) return;
+  // An id that does not decode is one no upstream can act on as sent (SPEC 9: a 4xx, never forwarded);
+  // nor is one with a NUL, which no database holding ids (PostgreSQL's text) can store.
+  if (ENCODED_NUL.test(path)) throw unsafePath('an encoded NUL (%00)');
+  if (!decodes(path)) throw malformedPathEncoding();
 }
 
 function decodes(path: string): boolean {
