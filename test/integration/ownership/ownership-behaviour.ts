@@ -72,10 +72,12 @@ export function describeOwnership(store: OwnershipStore): void {
 
     beforeAll(async () => {
       [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
+      // 30 s, not the suite's 2 s: the 12 MB bodies below pass the gateway's byte scanner, which under
+      // mutation testing's instrumentation (npm run mutation) takes seconds; no test here waits on a timeout.
       configFor = async (overrides = {}) =>
         testConfig(
           { service: service.url, inference: inference.url },
-          { upstreams: { service: { auth: { bearer: UPSTREAM_KEY } } }, database: await store.database(), ...overrides },
+          { upstreams: { service: { auth: { bearer: UPSTREAM_KEY }, timeoutMs: 30_000 } }, database: await store.database(), ...overrides },
         );
       gw = await startGateway(await configFor());
       const created = await request(gw.url).post('/v1/preview/models').set(teamA).send({ entity: 'acme', project: 'rl-agents', name: 'agent', base_model: 'OpenPipe/Qwen3-14B-Instruct' });
