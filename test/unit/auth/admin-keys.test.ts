@@ -195,6 +195,13 @@ describe('AdminKeyAdmin on SQLite', () => {
     await expectRotationOverlap(admin, await admin.create({ role: 'viewer' }), (secret, now) => keys.authenticate(secret, now)?.id);
   });
 
+  it('passes on a store failure that is not the database being away (a 500 of ours), not as 503 retry-later', async () => {
+    const { admin } = await openParts();
+    const failure = new Error('the store failed otherwise');
+    handle!.require().createAdminKey = () => Promise.reject(failure);
+    await expect(admin.create({ role: 'viewer' })).rejects.toBe(failure);
+  });
+
   it('answers 503 database_unavailable with Retry-After, and makes no change, while the database has not been reached', async () => {
     const { admin, keys } = await openParts({ open: false });
     const unavailable = {

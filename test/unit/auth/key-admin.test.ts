@@ -96,6 +96,8 @@ describe('KeyAdmin on SQLite', () => {
     await admin.revoke(id);
     expect(await rejection(() => admin.get(id))).toEqual(notFound(id));
     expect(await rejection(() => admin.update(id, { projects: ['rl'], defaultProject: 'rl' }))).toEqual(notFound(id));
+    // Not the 400 a live key's stray default would get: a revoked key is not there to change.
+    expect(await rejection(() => admin.update(id, { projects: ['rl'] }))).toEqual(notFound(id));
     expect(await rejection(() => admin.update(id, { disabled: true }))).toEqual(notFound(id));
     expect(await rejection(() => admin.update('key-none', { projects: ['rl'] }))).toEqual(notFound('key-none'));
     expect(await rejection(() => admin.rotate('key-none', 0))).toEqual(notFound('key-none'));
@@ -118,6 +120,13 @@ describe('KeyAdmin on SQLite', () => {
   it('rotates with an overlap: the old secret works until now + overlap, then only the new one; without an overlap at once', async () => {
     const { admin, keys } = await openParts();
     await expectRotationOverlap(admin, await admin.create({ team: 'team-a' }), (secret, now) => keys.authenticate(secret, now)?.id);
+  });
+
+  it('passes on a store failure that is not the database being away (a 500 of ours), not as 503 retry-later', async () => {
+    const { admin } = await openParts();
+    const failure = new Error('the store failed otherwise');
+    handle!.require().createKey = () => Promise.reject(failure);
+    await expect(admin.create({ team: 'team-a' })).rejects.toBe(failure);
   });
 
   it('answers 503 database_unavailable, and makes no change, while the database has not been reached', async () => {
