@@ -48,11 +48,9 @@ export const getAdminKeyHandler = ({ adminKeys }: Deps): RequestHandler => (req,
   res.json(adminKeys.get(idOf(req)));
 };
 
-/** A role changed to other than team-admin drops the team with it. */
+/** Role and team are checked again as the change leaves the key (a role changed away from team-admin drops the team). */
 export const updateAdminKeyHandler = ({ adminKeys }: Deps): RequestHandler => async (req, res) => {
-  const patch = parseBody(updateSchema, req);
-  const team = patch.role !== undefined && patch.role !== 'team-admin' ? null : patch.team;
-  res.json(await adminKeys.update(idOf(req), { ...patch, ...(team === undefined ? {} : { team }) }));
+  res.json(await adminKeys.update(idOf(req), parseBody(updateSchema, req)));
 };
 
 export const rotateAdminKeyHandler = ({ adminKeys }: Deps): RequestHandler => async (req, res) => {

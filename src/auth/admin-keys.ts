@@ -33,6 +33,19 @@ const viewOfConfig = (key: AdminKeyConfig): AdminKeyView => ({
 
 const notFound = (id: string): GatewayError => errors.adminKeyNotFound(id);
 
+/**
+ * A change's role and team as they leave the key (SPEC 16): a team-admin names its team, the
+ * other roles none. A role changed away from team-admin drops the team; a team given alone
+ * applies to the key's current role, so naming a team for a viewer is the same 400 as in one body.
+ */
+function withRoleAndTeam(current: AdminKeyRecord, patch: AdminKeyPatch): AdminKeyPatch {
+  const role = patch.role ?? current.role;
+  const team = patch.team !== undefined ? patch.team : role === 'team-admin' ? current.team : null;
+  if (role === 'team-admin' && team === null) throw errors.invalidRequest('team', 'team: a team-admin key names its team');
+  if (role !== 'team-admin' && team !== null) throw errors.invalidRequest('team', 'team: only a team-admin key names a team');
+  return team === current.team ? patch : { ...patch, team };
+}
+
 interface Entry {
   readonly record: AdminKeyRecord;
   readonly validUntilMs: number | null;
@@ -131,9 +144,13 @@ export class AdminKeyAdmin {
     return { ...viewOfRecord(created), key: secret };
   }
 
+  /** Role and team are checked as the change leaves them (read from the store, not this instance's copy). */
   async update(id: string, patch: AdminKeyPatch): Promise<AdminKeyView> {
     this.refuseConfigKey(id);
-    const updated = await this.write(() => this.handle.require().updateAdminKey(id, patch));
+    const current = await this.write(() => this.handle.require().loadAdminKey(id));
+    if (!current || current.record.revokedAt !== null) throw notFound(id);
+    const changes = withRoleAndTeam(current.record, patch);
+    const updated = await this.write(() => this.handle.require().updateAdminKey(id, changes));
     if (!updated) throw notFound(id);
     await this.sync.loadOne(id);
     return viewOfRecord(updated);

@@ -75,9 +75,17 @@ describe('admin keys through the admin API', () => {
     expect((await patch(created.id, { role: 'team-admin' })).body).toEqual(invalid('team', 'team: a team-admin key names its team'));
     expect((await patch(created.id, { role: 'viewer', team: 'team-a' })).body).toEqual(invalid('team', 'team: only a team-admin key names a team'));
     expect((await patch(created.id, {})).body).toEqual(invalid('body', 'body: name at least one field to change: role, team, description, expiresAt, disabled'));
+    // A team given alone applies to the role the key has: a viewer names none.
+    expect((await patch(created.id, { team: 'team-a' })).body).toEqual(invalid('team', 'team: only a team-admin key names a team'));
+    expect((await patch(created.id, { role: 'team-admin', team: null })).body).toEqual(invalid('team', 'team: a team-admin key names its team'));
+    expect((await request(stack.gw.url).get(`/admin/admin-keys/${created.id as string}`).set(admin)).body).toMatchObject({ role: 'viewer', team: null });
+
     const back = await patch(created.id, { role: 'team-admin', team: 'team-a' });
     expect(back.body).toMatchObject({ role: 'team-admin', team: 'team-a' });
     expect((await patch(created.id, { description: 'moved' })).body).toMatchObject({ role: 'team-admin', team: 'team-a', description: 'moved' });
+    expect((await patch(created.id, { team: 'team-b' })).body).toMatchObject({ role: 'team-admin', team: 'team-b' });
+    expect((await patch(created.id, { team: null })).body).toEqual(invalid('team', 'team: a team-admin key names its team'));
+    expect((await patch(created.id, { role: 'admin' })).body).toMatchObject({ role: 'admin', team: null });
   });
 
   it('rotates within a day of overlap, refuses more or a fraction with 400, and revokes for good', async () => {
