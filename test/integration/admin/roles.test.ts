@@ -104,6 +104,21 @@ describe('admin roles (SPEC 16): route × role → status', () => {
     expect((await request(stack.gw.url).get('/admin/resources').set(lead)).body.data).toEqual([]);
   });
 
+  it('shows a team-admin its own team: its record, its keys when it names its team, a key at exactly its team\'s limit', async () => {
+    const lead = { authorization: bearer(LEAD) };
+    const team = await request(stack.gw.url).get('/admin/teams/team-a').set(lead);
+    expect([team.status, team.body.id]).toEqual([200, 'team-a']);
+    const keys = await request(stack.gw.url).get('/admin/keys?team=team-a').set(lead);
+    expect(keys.body.data.map((k: { id: string }) => k.id)).toEqual(expect.arrayContaining(['team-a-bot', 'team-a-prod']));
+    expect(new Set(keys.body.data.map((k: { team: string }) => k.team))).toEqual(new Set(['team-a']));
+    const atCap = await request(stack.gw.url).post('/admin/keys').set(lead).send({ team: 'team-a', limits: { rpm: 100 } });
+    expect([atCap.status, atCap.body.limits]).toEqual([201, { rpm: 100 }]);
+    const over = await request(stack.gw.url).patch(`/admin/keys/${atCap.body.id as string}`).set(lead).send({ limits: { rpm: 101 } });
+    expect([over.status, over.body.error.message]).toEqual([403, 'The admin role "team-admin" may not give a key rpm 101, above its team\'s 100.']);
+    const other = await request(stack.gw.url).post('/admin/keys').set(lead).send({ team: 'team-b' });
+    expect([other.status, other.body.error.message]).toEqual([403, 'The admin role "team-admin" may not create a key of team "team-b" (only of "team-a").']);
+  });
+
   it('lets a team-admin manage its own keys, never above its team\'s limits, and audits actor id and role', async () => {
     const lead = { authorization: bearer(LEAD) };
     const created = await request(stack.gw.url).post('/admin/keys').set(lead).send({ team: 'team-a', limits: { rpm: 50 } });

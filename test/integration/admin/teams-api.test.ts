@@ -126,6 +126,13 @@ describe('/admin/teams', () => {
     expect([badLimit.status, badLimit.body.error.param]).toEqual([400, 'limits.rpm']);
     const unknown = await request(stack.gw.url).post('/admin/teams').set(admin).send({ id: 'ok', limits: { rph: 1 } });
     expect([unknown.status, unknown.body.error.param]).toEqual([400, 'rph']);
+    const empty = await request(stack.gw.url).patch('/admin/teams/team-a').set(admin).send({});
+    expect([empty.status, empty.body.error]).toEqual([
+      400,
+      { message: 'body: name at least one field to change: limits, description, disabled', type: 'invalid_request_error', param: 'body', code: 'invalid_request' },
+    ]);
+    const query = await request(stack.gw.url).get('/admin/teams?team=team-a').set(admin);
+    expect([query.status, query.body.error.code, query.body.error.param]).toEqual([400, 'invalid_query', 'team']);
   });
 });
 
