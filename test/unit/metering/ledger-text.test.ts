@@ -19,6 +19,12 @@ describe('storableText: a client-chosen model name (or key id) as every database
     expect(cut).toBe(`${'😀'.repeat(127)}…`);
     expect(cut.length).toBeLessThanOrEqual(256);
     expect(storableText(`x${emoji}`, 256)).toBe(`x${'😀'.repeat(127)}…`);
+    // Only the pair the cut would split matters: what follows it (plain text, U+E000) or its high half's value (U+DBFF) does not.
+    const pad = 'x'.repeat(254);
+    expect(storableText(`${pad}😀yyyy`, 256)).toBe(`${pad}…`);
+    expect(storableText(`${pad}😀yy\ue000y`, 256)).toBe(`${pad}…`);
+    expect(storableText(`${pad}\u{10FFFF}yy`, 256)).toBe(`${pad}…`);
+    expect(storableText(`${pad}y😀y`, 256)).toBe(`${pad}y…`);
     expect(LEDGER_TEXT_MAX_CHARS).toBe(256);
   });
 });

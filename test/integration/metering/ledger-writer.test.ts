@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DAY_MS } from '../../../src/calendar.js';
+import { Ledger, type LedgerEntry } from '../../../src/metering/ledger.js';
+import { StoreHandle } from '../../../src/store/index.js';
+import { silentLogger } from '../../../src/store/core/logger.js';
+import { tempDatabasePath } from '../../helpers/gateway.js';
+
+const NOW = Date.parse('2026-06-15T12:00:00.000Z');
+
+const entry = (requestId: string, at: number, changes: Partial<LedgerEntry> = {}): LedgerEntry => ({
+  requestId,
+  at: new Date(at).toISOString(),
+  team: 'team-a',
+  project: 'prod',
+  keyId: 'key-1',
+  route: '/v1/chat/completions',
+  method: 'POST',
+  status: 200,
+  model: 'qwen',
+  promptTokens: 3,
+  completionTokens: 1,
+  totalTokens: 4,
+  costNanos: 0,
+  estimated: false,
+  requestBytes: 10,
+  durationMs: 5,
+  traceId: null,
+  ...changes,
+});
+
+/** SPEC 14.1: the ledger writer on a real SQLite file — what it writes, keeps and deletes. */
+describe('Ledger', () => {
+  let handle: StoreHandle | undefined;
+  let ledger: Ledger | undefined;
+  afterEach(async () => {
+    await ledger?.close(Date.now() + 1_000);
+    await handle?.close();
+    ledger = handle = undefined;
+  });
+
+  async function open(options: { enabled?: boolean; retentionDays?: number } = {}): Promise<{ ledger: Ledger; requestIds: (from: string, to: string) => Promise<string[]> }> {
+    handle = new StoreHandle({ url: '', path: tempDatabasePath() }, { logger: silentLogger });
+    expect(await handle.open()).toBe(true);
+    ledger = new Ledger(handle, {
+      enabled: () => options.enabled ?? true,
+      retentionDays: () => options.retentionDays ?? 30,
+      onDropped: (row) => expect.fail(`row ${row.requestId} dropped`),
+      onDatabaseError: (err) => expect.fail(String(err)),
+    });
+    const store = handle.require();
+    const requestIds = async (from: string, to: string) => (await store.pageLedger({ from, to, limit: 100 })).rows.map((row) => row.requestId).sort();
+    return { ledger, requestIds };
+  }
+
+  it('writes nothing while metering.ledger.enabled is off', async () => {
+    const { ledger, requestIds } = await open({ enabled: false });
+    ledger.record(entry('r-1', NOW));
+    await ledger.flush();
+    expect(ledger.pending).toBe(0);
+    expect(await requestIds('2026-06-15', '2026-06-15')).toEqual([]);
+  });
+
+  it('deletes the rows older than the retention, to the millisecond, and keeps the rest', async () => {
+    const { ledger, requestIds } = await open({ retentionDays: 30 });
+    const cutoff = NOW - 30 * DAY_MS;
+    for (const [id, at] of [['old', cutoff - 1], ['edge', cutoff], ['new', NOW - DAY_MS]] as const) ledger.record(entry(id, at));
+    await ledger.flush();
+    expect(await ledger.deleteExpired(NOW)).toBe(1);
+    expect(await requestIds('2026-05-01', '2026-06-30')).toEqual(['edge', 'new']);
+  });
+
+  it('writes what it holds when it closes', async () => {
+    const { ledger, requestIds } = await open();
+    ledger.record(entry('last', NOW));
+    await ledger.close(Date.now() + 5_000);
+    expect(await requestIds('2026-06-15', '2026-06-15')).toEqual(['last']);
+  });
+});
