@@ -46,6 +46,7 @@ describe('admin keys through the admin API', () => {
     expect(keys.status).toBe(200);
     expect(new Set((keys.body.data as Array<{ team: string }>).map((k) => k.team))).toEqual(new Set(['team-a']));
     const listed = await request(stack.gw.url).get('/admin/admin-keys').set(admin);
+    expect(listed.body.object).toBe('list');
     expect(JSON.stringify(listed.body)).not.toContain(key as string);
   });
 

@@ -131,6 +131,7 @@ describe('/admin/teams', () => {
       400,
       { message: 'body: name at least one field to change: limits, description, disabled', type: 'invalid_request_error', param: 'body', code: 'invalid_request' },
     ]);
+    expect((await request(stack.gw.url).get('/admin/teams').set(admin)).body.object).toBe('list');
     const query = await request(stack.gw.url).get('/admin/teams?team=team-a').set(admin);
     expect([query.status, query.body.error.code, query.body.error.param]).toEqual([400, 'invalid_query', 'team']);
   });
