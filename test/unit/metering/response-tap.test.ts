@@ -84,6 +84,31 @@ describe('response tap: JSON replies', () => {
     expect(relay(tap, [Buffer.from(JSON.stringify(reply))]).usage).toEqual({ prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 });
   });
 
+  it.each([
+    ['application/vnd.openai+json', true],
+    [' application/json ; charset=utf-8', true],
+    ['application/problem+json; charset=utf-8', true],
+    ['text/plain+json', false],
+    ['application/jsonx', false],
+    ['application/json-seq', false],
+  ])('meters a reply of Content-Type %j: %s', (contentType, metered) => {
+    const tap = createResponseTap(contentType, { dropUsageChunk: false });
+    expect(relay(tap, [Buffer.from(JSON.stringify(CHAT_COMPLETION))]).usage).toEqual(metered ? USAGE : null);
+  });
+
+  it.each([
+    ['identity', true],
+    [' Identity ', true],
+    ['', true],
+    ['gzip', false],
+    ['br', false],
+    ['IDENTITY, gzip', false],
+  ])('meters a JSON reply of Content-Encoding %j: %s', (contentEncoding, metered) => {
+    const tap = createResponseTap('application/json', { dropUsageChunk: false, contentEncoding });
+    expect(tap.rewrites).toBe(false);
+    expect(relay(tap, [Buffer.from(JSON.stringify(CHAT_COMPLETION))]).usage).toEqual(metered ? USAGE : null);
+  });
+
   it('passes other content types and compressed bodies through unmetered', () => {
     const body = Buffer.from(JSON.stringify(CHAT_COMPLETION));
     for (const tap of [
@@ -91,6 +116,7 @@ describe('response tap: JSON replies', () => {
       createResponseTap(undefined, { dropUsageChunk: true }),
       createResponseTap('application/json', { dropUsageChunk: false, contentEncoding: 'gzip' }),
     ]) {
+      expect(tap.rewrites).toBe(false);
       expect(tap.write(body)).toBe(body);
       expect(tap.end()).toEqual({ tail: null, usage: null, invalidUsage: false, model: null, contentChunks: 0, completionBytes: 0 });
     }
