@@ -19,6 +19,13 @@ describe('JSON key scans', () => {
     expect(valueText(text, lastKeyValue(bytes(text), USAGE))).toBe('{"y":2}');
   });
 
+  it('searching from the end, passes over the name as a value after the key, and finds a key at offset 0', () => {
+    const text = '{"usage":{"prompt_tokens":1},"object":"usage","note":"b\\"usage"}';
+    expect(valueText(text, lastKeyValue(bytes(text), USAGE))).toBe('{"prompt_tokens":1}');
+    const atStart = '"usage":{"n":1},"x":"usage"';
+    expect(valueText(atStart, lastKeyValue(bytes(atStart), USAGE))).toBe('{"n":1}');
+  });
+
   it('tells the first key from the last', () => {
     const text = '{"usage":{"n":1},"choices":[{"usage":{"n":2}}]}';
     expect(valueText(text, nextKeyValue(bytes(text), USAGE))).toBe('{"n":1}');
