@@ -33,6 +33,12 @@ describe('response tap: JSON replies', () => {
     expect(relay(tap, splitAt(JSON.stringify(CHAT_COMPLETION), 1)).usage).toEqual(USAGE);
   });
 
+  it('meters a reply of exactly maxJsonBytes', () => {
+    const text = JSON.stringify(CHAT_COMPLETION);
+    const tap = createResponseTap('application/json', { dropUsageChunk: false, maxJsonBytes: Buffer.byteLength(text) });
+    expect(relay(tap, splitAt(text, 60, 120)).usage).toEqual(USAGE);
+  });
+
   it('gives up on usage above maxJsonBytes but still relays every byte', () => {
     const text = JSON.stringify(CHAT_COMPLETION);
     const tap = createResponseTap('application/json', { dropUsageChunk: false, maxJsonBytes: 100 });

@@ -9,6 +9,9 @@ describe('mayCarryUsage: which SSE events are worth parsing for usage', () => {
     expect(mayCarryUsage(bytes('data: {"x":{"usage":null},"usage":{"prompt_tokens":3}}'))).toBe(true);
     expect(mayCarryUsage(bytes('data: {"usage": nul}'))).toBe(true);
     expect(mayCarryUsage(bytes('data: {"usage":nulL}'))).toBe(true);
+    // Usage objects whose bytes end like "null" at the same offsets: only all four bytes make a null.
+    expect(mayCarryUsage(bytes('data: {"usage":{"al":0,"prompt_tokens":3}}'))).toBe(true);
+    expect(mayCarryUsage(bytes('data: {"usage":{"ll":0,"prompt_tokens":3}}'))).toBe(true);
   });
 
   it('skips the ordinary chunks of a usage-enabled stream ("usage":null) and events with no usage key', () => {
