@@ -155,14 +155,19 @@ describe('the console in Chromium, page by page (SPEC 17)', () => {
     await visit(page, 'Keys');
     const label = `Revoke ${limited.id}`;
     const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent ?? '');
+    // Focus moves when the dialog opens and closes, in the frame after the DOM changes: wait for it to arrive (or fail after 5 s).
+    const focusReaches = (name: string) =>
+      page.waitForFunction((n) => (document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent ?? '') === n, name, { timeout: 5_000 });
     for (let i = 0; i < 200 && (await focused()) !== label; i++) await page.keyboard.press('Tab');
     expect(await focused()).toBe(label);
     const dialog = page.getByRole('dialog', { name: `Revoke ${limited.id}?` });
     await page.keyboard.press('Enter');
     await dialog.waitFor();
+    await focusReaches('Cancel');
     expect(await focused()).toBe('Cancel');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
+    await focusReaches(label);
     expect(await focused()).toBe(label);
     expect((await api(`/admin/keys/${limited.id}`)).status).toBe(200);
     await page.keyboard.press('Enter');
