@@ -1,14 +1,13 @@
 import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AdminKeyAdmin } from '../auth/index.js';
-import { adminRoleSchema, namePart } from '../config/index.js';
+import { adminKeyTeamProblem, adminRoleSchema, namePart, type ADMIN_ROLES } from '../config/index.js';
 import { descriptionField, expiresAtField, onlyParams, parseBody } from './request.js';
 
-
-/** A team-admin names its team; the other roles name none. */
-const roleAndTeam = <T extends { role?: string | undefined; team?: string | null | undefined }>(key: T, ctx: z.RefinementCtx): void => {
-  if (key.role === 'team-admin' && (key.team === undefined || key.team === null)) ctx.addIssue({ code: 'custom', path: ['team'], message: 'a team-admin key names its team' });
-  if (key.role !== undefined && key.role !== 'team-admin' && key.team !== undefined && key.team !== null) ctx.addIssue({ code: 'custom', path: ['team'], message: 'only a team-admin key names a team' });
+/** A body naming a role and a team (SPEC 16): a team-admin names its team, the other roles none. A body without a role is checked against the key (AdminKeyAdmin.update). */
+const roleAndTeam = <T extends { role?: (typeof ADMIN_ROLES)[number] | undefined; team?: string | null | undefined }>(key: T, ctx: z.RefinementCtx): void => {
+  const problem = key.role === undefined ? undefined : adminKeyTeamProblem(key.role, key.team);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['team'], message: problem });
 };
 
 const createSchema = z

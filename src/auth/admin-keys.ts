@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AdminKeyConfig } from '../config/index.js';
+import { adminKeyTeamProblem, type AdminKeyConfig } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
 import { DatabaseUnavailableError, StoreMirror, type AdminKeyPatch, type AdminKeyRecord, type AdminRoleName, type StoreHandle, type StoredAdminKey } from '../store/index.js';
 import { AuthFailure } from './failure.js';
@@ -41,8 +41,8 @@ const notFound = (id: string): GatewayError => errors.adminKeyNotFound(id);
 function withRoleAndTeam(current: AdminKeyRecord, patch: AdminKeyPatch): AdminKeyPatch {
   const role = patch.role ?? current.role;
   const team = patch.team !== undefined ? patch.team : role === 'team-admin' ? current.team : null;
-  if (role === 'team-admin' && team === null) throw errors.invalidRequest('team', 'team: a team-admin key names its team');
-  if (role !== 'team-admin' && team !== null) throw errors.invalidRequest('team', 'team: only a team-admin key names a team');
+  const problem = adminKeyTeamProblem(role, team);
+  if (problem !== undefined) throw errors.invalidRequest('team', `team: ${problem}`);
   return team === current.team ? patch : { ...patch, team };
 }
 

@@ -5,7 +5,7 @@ import { configSchema, type Config } from './schema.js';
 import { firstIssueInWords } from './zod-issue.js';
 import { applyOtelEnv } from './tracing.js';
 
-export { ADMIN_ROLES, adminRoleSchema, keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
+export { ADMIN_ROLES, adminKeyTeamProblem, adminRoleSchema, keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
 
 export { RESOURCE_KIND_PATTERN, type RouteConfig } from './routes.js';
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';

@@ -177,12 +177,24 @@ export type JwtConfig = z.infer<typeof jwtSchema>;
 export const ADMIN_ROLES = ['admin', 'viewer', 'team-admin'] as const;
 export const adminRoleSchema = z.enum(ADMIN_ROLES, { error: 'must be admin, viewer or team-admin' });
 
+/**
+ * What is wrong with an admin key's role and team together, or undefined (SPEC 16): a team-admin
+ * names its team, the other roles none. One rule for config keys, admin API bodies and a change
+ * as it leaves a stored key.
+ */
+export function adminKeyTeamProblem(role: (typeof ADMIN_ROLES)[number], team: string | null | undefined): string | undefined {
+  const named = team !== undefined && team !== null;
+  if (role === 'team-admin' && !named) return 'a team-admin key names its team';
+  if (role !== 'team-admin' && named) return 'only a team-admin key names a team';
+  return undefined;
+}
+
 const adminKeySchema = z
   .object({ id: z.string().min(1), sha256: sha256Hex, role: adminRoleSchema.default('admin'), team: namePart.optional() })
   .strict()
   .superRefine((key, ctx) => {
-    if (key.role === 'team-admin' && key.team === undefined) ctx.addIssue({ code: 'custom', path: ['team'], message: 'a team-admin key names its team' });
-    if (key.role !== 'team-admin' && key.team !== undefined) ctx.addIssue({ code: 'custom', path: ['team'], message: 'only a team-admin key names a team' });
+    const problem = adminKeyTeamProblem(key.role, key.team);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['team'], message: problem });
   });
 export type AdminKeyConfig = z.infer<typeof adminKeySchema>;
 
