@@ -105,6 +105,8 @@ describe('parseConfig', () => {
     ['a cluster node that is not an address', `${minimal}redis: {cluster: ["redis://a:1", "b"]}`, 'config: redis.cluster[1]: must be a node address: redis://[user:pass@]host:port or host:port'],
     ['a requestTimeoutMs shorter than headersTimeoutMs', `${minimal}server: {headersTimeoutMs: 30000, requestTimeoutMs: 5000}`, 'config: server.requestTimeoutMs: must be 0 (off) or at least headersTimeoutMs'],
     ['a failureLimit of 0 per minute', `${minimal}auth: {failureLimit: {perMinute: 0}}`, 'config: auth.failureLimit.perMinute: Too small: expected number to be >0'],
+    ['a team-admin key without a team', `${minimal}auth: {admin: {keys: [{id: lead, sha256: "${'a'.repeat(64)}", role: team-admin}]}}`, 'config: auth.admin.keys[0].team: a team-admin key names its team'],
+    ['a viewer key with a team', `${minimal}auth: {admin: {keys: [{id: v, sha256: "${'a'.repeat(64)}", role: viewer, team: t}]}}`, 'config: auth.admin.keys[0].team: only a team-admin key names a team'],
     ['a duplicate key id', `${minimal}auth: {keys: [{id: k, sha256: "${'a'.repeat(64)}", team: t}, {id: k, sha256: "${'b'.repeat(64)}", team: t}]}`, 'config: auth.keys[1].id: duplicate key id "k"'],
   ])('rejects %s with one line naming the key path', (_name, yaml, message) => {
     expect(() => parseConfig(yaml, {})).toThrow(new ConfigError(message));
