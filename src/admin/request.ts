@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DAY_MS, dayStart } from '../calendar.js';
 import { firstIssueInWords } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
+import { assertNoEncodedNul } from '../proxy/index.js';
 
 /** A key's (or admin key's) expiry: an instant with its offset, stored in UTC; it must lie ahead (a key that expired on creation is a mistake). */
 export const expiresAtField = z
@@ -66,8 +67,6 @@ export function dayRange(query: Record<string, unknown>, maxDays: number): { fro
   return { from, to };
 }
 
-const ENCODED_NUL = /%00/;
-
 /** The path (`limits.rpm`, `body` for the body itself) of the first string or key holding a NUL, if any. */
 function nulPathOf(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
@@ -88,9 +87,9 @@ function nulPathOf(value: unknown, path: string): string | undefined {
  */
 export const refuseNul: RequestHandler = (req, _res, next) => {
   const query = req.url.indexOf('?');
-  if (ENCODED_NUL.test(query === -1 ? req.url : req.url.slice(0, query))) return next(errors.pathUnsafe('an encoded NUL (%00)'));
-  if (query !== -1 && ENCODED_NUL.test(req.url.slice(query))) {
-    const part = req.url.slice(query + 1).split('&').find((p) => ENCODED_NUL.test(p)) ?? '';
+  assertNoEncodedNul(query === -1 ? req.url : req.url.slice(0, query));
+  if (query !== -1 && req.url.includes('%00', query)) {
+    const part = req.url.slice(query + 1).split('&').find((p) => p.includes('%00')) ?? '';
     const name = part.split('=', 1)[0] ?? '';
     return next(invalidQuery(name, `Query parameter "${name}" must not contain NUL (%00).`));
   }

@@ -221,7 +221,6 @@ export function resolveRoute(table: RouteTable, method: string, url: string): Ro
 
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
-const ENCODED_NUL = /%00/;
 
 /**
  * Rejects paths that could address something other than what they appear to: `..`/`.` segments
@@ -235,10 +234,14 @@ export function assertSafePath(path: string): void {
     if (ENCODED_SEPARATOR.test(segment)) throw unsafePath('an encoded slash');
   }
   if (!path.includes('%')) return;
-  // An id that does not decode is one no upstream can act on as sent (SPEC 9: a 4xx, never forwarded);
-  // nor is one with a NUL, which no database holding ids (PostgreSQL's text) can store.
-  if (ENCODED_NUL.test(path)) throw unsafePath('an encoded NUL (%00)');
+  assertNoEncodedNul(path);
+  // An id that does not decode is one no upstream can act on as sent (SPEC 9: a 4xx, never forwarded).
   if (!decodes(path)) throw malformedPathEncoding();
+}
+
+/** A path with an encoded NUL names an id no database holding ids (PostgreSQL's text) can store: 400 on /v1 and /admin alike. */
+export function assertNoEncodedNul(path: string): void {
+  if (path.includes('%00')) throw unsafePath('an encoded NUL (%00)');
 }
 
 function decodes(path: string): boolean {
