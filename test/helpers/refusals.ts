@@ -32,3 +32,12 @@ export async function gatewayRejection(run: () => unknown): Promise<GatewayRejec
   }
   throw new Error('the call was not refused');
 }
+
+/** The 503 an admin write answers while the database cannot be reached (nothing was changed). */
+export const UNAVAILABLE_FOR_CHANGE: GatewayRejection = {
+  status: 503,
+  code: 'database_unavailable',
+  param: null,
+  message: 'The database cannot be reached, so the change was not made; retry shortly.',
+  headers: { 'retry-after': '1' },
+};

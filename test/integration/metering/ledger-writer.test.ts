@@ -4,29 +4,15 @@ import { Ledger, type LedgerEntry } from '../../../src/metering/ledger.js';
 import { StoreHandle } from '../../../src/store/index.js';
 import { silentLogger } from '../../../src/store/core/logger.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
+import { ledgerRow } from '../store/store-fixtures.js';
 
 const NOW = Date.parse('2026-06-15T12:00:00.000Z');
 
-const entry = (requestId: string, at: number, changes: Partial<LedgerEntry> = {}): LedgerEntry => ({
-  requestId,
-  at: new Date(at).toISOString(),
-  team: 'team-a',
-  project: 'prod',
-  keyId: 'key-1',
-  route: '/v1/chat/completions',
-  method: 'POST',
-  status: 200,
-  model: 'qwen',
-  promptTokens: 3,
-  completionTokens: 1,
-  totalTokens: 4,
-  costNanos: 0,
-  estimated: false,
-  requestBytes: 10,
-  durationMs: 5,
-  traceId: null,
-  ...changes,
-});
+/** A request's entry as the pipeline hands it over: the store fixtures' row without the id the ledger makes. */
+function entry(requestId: string, at: number): LedgerEntry {
+  const { id: _id, ...rest } = ledgerRow({ requestId, at: new Date(at).toISOString() });
+  return rest;
+}
 
 /** SPEC 14.1: the ledger writer on a real SQLite file — what it writes, keeps and deletes. */
 describe('Ledger', () => {

@@ -5,7 +5,7 @@ import { StoreHandle, type AdminKeyRecord, type StoreMirror } from '../../../src
 import { silentLogger } from '../../../src/store/core/logger.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { expectRotationOverlap } from '../../helpers/key-rotation.js';
-import { authRefusal as refusal, gatewayRejection as rejection } from '../../helpers/refusals.js';
+import { authRefusal as refusal, gatewayRejection as rejection, UNAVAILABLE_FOR_CHANGE } from '../../helpers/refusals.js';
 import { digest } from '../../helpers/keys.js';
 
 const EXPIRES_AT = '2030-01-01T00:00:00.000Z';
@@ -204,17 +204,10 @@ describe('AdminKeyAdmin on SQLite', () => {
 
   it('answers 503 database_unavailable with Retry-After, and makes no change, while the database has not been reached', async () => {
     const { admin, keys } = await openParts({ open: false });
-    const unavailable = {
-      status: 503,
-      code: 'database_unavailable',
-      param: null,
-      message: 'The database cannot be reached, so the change was not made; retry shortly.',
-      headers: { 'retry-after': '1' },
-    };
-    expect(await rejection(() => admin.create({ role: 'viewer' }))).toEqual(unavailable);
-    expect(await rejection(() => admin.update('adm-x', { disabled: true }))).toEqual(unavailable);
-    expect(await rejection(() => admin.rotate('adm-x', 30))).toEqual(unavailable);
-    expect(await rejection(() => admin.revoke('adm-x'))).toEqual(unavailable);
+    expect(await rejection(() => admin.create({ role: 'viewer' }))).toEqual(UNAVAILABLE_FOR_CHANGE);
+    expect(await rejection(() => admin.update('adm-x', { disabled: true }))).toEqual(UNAVAILABLE_FOR_CHANGE);
+    expect(await rejection(() => admin.rotate('adm-x', 30))).toEqual(UNAVAILABLE_FOR_CHANGE);
+    expect(await rejection(() => admin.revoke('adm-x'))).toEqual(UNAVAILABLE_FOR_CHANGE);
     expect(keys.records()).toEqual([]);
   });
 });

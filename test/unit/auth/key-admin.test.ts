@@ -6,7 +6,7 @@ import { silentLogger } from '../../../src/store/core/logger.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { expectRotationOverlap } from '../../helpers/key-rotation.js';
 import { digest } from '../../helpers/keys.js';
-import { authRefusal as refusal, gatewayRejection as rejection } from '../../helpers/refusals.js';
+import { authRefusal as refusal, gatewayRejection as rejection, UNAVAILABLE_FOR_CHANGE } from '../../helpers/refusals.js';
 
 const CONFIG_KEYS: readonly StaticKeyConfig[] = [
   { id: 'team-a-bot', sha256: digest('a'), team: 'team-a', projects: ['*'], defaultProject: 'default', limits: {} },
@@ -131,18 +131,11 @@ describe('KeyAdmin on SQLite', () => {
 
   it('answers 503 database_unavailable, and makes no change, while the database has not been reached', async () => {
     const { admin } = await openParts({ open: false });
-    const unavailable = {
-      status: 503,
-      code: 'database_unavailable',
-      param: null,
-      message: 'The database cannot be reached, so the change was not made; retry shortly.',
-      headers: { 'retry-after': '1' },
-    };
-    expect(await rejection(() => admin.create({ team: 'team-a' }))).toEqual(unavailable);
-    expect(await rejection(() => admin.update('key-x', { disabled: true }))).toEqual(unavailable);
-    expect(await rejection(() => admin.update('key-x', { projects: ['rl'] }))).toEqual(unavailable);
-    expect(await rejection(() => admin.rotate('key-x', 30))).toEqual(unavailable);
-    expect(await rejection(() => admin.revoke('key-x'))).toEqual(unavailable);
+    expect(await rejection(() => admin.create({ team: 'team-a' }))).toEqual(UNAVAILABLE_FOR_CHANGE);
+    expect(await rejection(() => admin.update('key-x', { disabled: true }))).toEqual(UNAVAILABLE_FOR_CHANGE);
+    expect(await rejection(() => admin.update('key-x', { projects: ['rl'] }))).toEqual(UNAVAILABLE_FOR_CHANGE);
+    expect(await rejection(() => admin.rotate('key-x', 30))).toEqual(UNAVAILABLE_FOR_CHANGE);
+    expect(await rejection(() => admin.revoke('key-x'))).toEqual(UNAVAILABLE_FOR_CHANGE);
     expect(admin.list().map((k) => k.source)).toEqual(['config', 'config']);
   });
 });
