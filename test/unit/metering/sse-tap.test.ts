@@ -53,12 +53,17 @@ describe('SSE tap: the model of a stream', () => {
 });
 
 describe('SSE tap: which usage counts, and which event is cut', () => {
-  it('reads no usage from an event whose data is JSON null, though a comment line of it names usage', () => {
+  it('reads no usage, and does not throw, from an event that names usage but whose data is JSON null or not JSON', () => {
     // The pre-check reads the event's raw bytes, comments included; the data itself is what counts.
-    const odd = ': "usage": {"prompt_tokens": 1, "completion_tokens": 1}\ndata: null\n\n';
-    const text = event(STREAM_CHUNKS[1]) + odd + DONE;
-    const { client, result } = relay(createResponseTap(SSE, { dropUsageChunk: true }), [text]);
-    expect({ client, usage: result.usage, invalidUsage: result.invalidUsage }).toEqual({ client: text, usage: null, invalidUsage: false });
+    const odd = [
+      ': "usage": {"prompt_tokens": 1, "completion_tokens": 1}\ndata: null\n\n',
+      'data: {"usage": {"prompt_tokens": 1, "completion_tokens": 1}, oops}\n\n',
+    ];
+    for (const oddEvent of odd) {
+      const text = event(STREAM_CHUNKS[1]) + oddEvent + DONE;
+      const { client, result } = relay(createResponseTap(SSE, { dropUsageChunk: true }), [text]);
+      expect({ client, usage: result.usage, invalidUsage: result.invalidUsage }).toEqual({ client: text, usage: null, invalidUsage: false });
+    }
   });
 
   it('keeps the usage already read when a later event says "usage": null', () => {
