@@ -17,13 +17,14 @@ import base from './vitest.config.js';
 const tests = [...new Set(chosenFolders(process.env.MUTATION_FOLDER).flatMap((folder) => folder.tests))];
 
 /**
- * Unit test files before integration files. Stryker stops a mutant's run at its first failing
- * test, and vitest's own order puts long and last-failed files first: a mutant a unit test
- * kills in milliseconds would first wait for a gateway to start.
+ * Unit test files before integration files, and of the unit tests those that spawn python3 (a
+ * whole python3 run before their first comparison) last. Stryker stops a mutant's run at its
+ * first failing test, and vitest's own order puts long and last-failed files first: a mutant a
+ * unit test kills in milliseconds would first wait for a gateway to start.
  */
 class UnitTestsFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (spec: TestSpecification): number => (spec.moduleId.includes('/test/unit/') ? 0 : 1);
+    const rank = (spec: TestSpecification): number => (!spec.moduleId.includes('/test/unit/') ? 2 : spec.moduleId.endsWith('-python.test.ts') ? 1 : 0);
     return [...files].sort((a, b) => rank(a) - rank(b));
   }
 }
