@@ -103,6 +103,13 @@ describe('keys through the admin API', () => {
     expect((await models(created.key)).status).toBe(200);
   });
 
+  it('takes an expiry with any offset and keeps it as the same instant in UTC', async () => {
+    const { body: created } = await create({ team: 'team-c', expiresAt: '2999-01-01T02:30:00+02:30' });
+    expect(created.expiresAt).toBe('2999-01-01T00:00:00.000Z');
+    const patched = await request(stack.gw.url).patch(`/admin/keys/${created.id}`).set(admin).send({ expiresAt: '2998-12-31T19:00:00-05:00' }).expect(200);
+    expect(patched.body.expiresAt).toBe('2999-01-01T00:00:00.000Z');
+  });
+
   it('refuses an expired key with 401 saying when it expired, from its expiresAt instant on', async () => {
     const { body: created } = await create({ team: 'team-c' });
     const soon = new Date(Date.now() + 60_000).toISOString();
@@ -154,6 +161,9 @@ describe('keys through the admin API', () => {
     [{ team: 't', limits: { rpx: 1 } }, 'rpx', 'limits: unknown field(s) "rpx"'],
     [{ team: 't', expiresAt: 'tomorrow' }, 'expiresAt', 'expiresAt: must be an ISO 8601 date-time with an offset, e.g. 2026-12-31T23:59:59Z'],
     [{ team: 't', expiresAt: '2001-01-01T00:00:00Z' }, 'expiresAt', 'expiresAt: must be in the future'],
+    // Without an offset the instant depends on whose clock reads it: refused, not guessed as UTC.
+    [{ team: 't', expiresAt: '2999-01-01T00:00:00' }, 'expiresAt', 'expiresAt: must be an ISO 8601 date-time with an offset, e.g. 2026-12-31T23:59:59Z'],
+    [{ team: 't', description: 'd'.repeat(1001) }, 'description', 'description: must be at most 1000 characters'],
     [{ team: 't', secret: 'mine' }, 'secret', 'body: unknown field(s) "secret"'],
   ])('answers 400 invalid_request naming the field for %j', async (body, param, message) => {
     const res = await request(stack.gw.url).post('/admin/keys').set(admin).send(body);
