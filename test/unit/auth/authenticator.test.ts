@@ -127,6 +127,11 @@ describe('the authenticator: /v1 callers', () => {
     expect((await authenticator({ jwt: true })).credentialCount()).toBe(3);
     expect((await createAuthenticator(config(false), new RuntimeKeys())).credentialCount()).toBe(1);
   });
+
+  it('disables no team when it is given no team status', async () => {
+    const auth = await createAuthenticator(config(false), new RuntimeKeys());
+    expect(await auth.authenticate(`Bearer ${USER_KEY}`)).toMatchObject({ kind: 'key', id: 'static-user', team: 'team-a' });
+  });
 });
 
 describe('the authenticator: /admin callers', () => {
