@@ -138,6 +138,14 @@ describe.each(Object.keys(DATABASES) as Array<keyof typeof DATABASES>)('console 
     expect(mine).toEqual(expect.arrayContaining([['session.create', 'ok', 'admin'], ['key.create', 'csrf_token_invalid', 'admin'], ['key.create', 'ok', 'admin']]));
   });
 
+  it('takes a bearer key sent beside a session cookie as the credential: the key’s role counts, and a bad key is 401 whatever the cookie', async () => {
+    const session = await signIn(gw.url, KEYS.admin);
+    const asViewer = await request(gw.url).get('/admin/admin-keys').set('cookie', session.cookie).set('authorization', bearer(VIEWER));
+    expect([asViewer.status, asViewer.body.error.code]).toEqual([403, 'insufficient_role']);
+    const badKey = await request(gw.url).get('/admin/keys').set('cookie', session.cookie).set('authorization', bearer('sk-nobody'));
+    expect([badKey.status, badKey.body]).toEqual([401, unauthorized]);
+  });
+
   it('gives a viewer and a team-admin through the cookie exactly what their keys get', async () => {
     const viewer = await signIn(gw.url, VIEWER);
     expect(viewer.body).toMatchObject({ role: 'viewer', team: null, keyId: 'finance' });
