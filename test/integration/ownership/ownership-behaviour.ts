@@ -146,6 +146,8 @@ export function describeOwnership(store: OwnershipStore): void {
       const chat = (headers: Record<string, string>, model: string) =>
         request(gw.url).post('/v1/chat/completions').set(headers).set('content-type', 'application/json').send({ model, messages: [{ role: 'user', content: 'hi' }] });
       const model = 'wandb-artifact:///acme/rl-agents/agent:step40';
+      const denials = (): Promise<number> => metricValue(gw.url, 'tollgate_ownership_denials_total{kind="model"}');
+      const deniedBefore = await denials();
       const refused = await chat(teamB, model);
       expect(refused.status).toBe(404);
       expect(refused.body).toEqual({
@@ -154,6 +156,8 @@ export function describeOwnership(store: OwnershipStore): void {
       expect((await chat(teamA, model)).status).toBe(200);
       expect((await chat(teamB, 'OpenPipe/Qwen3-14B-Instruct')).status).toBe(200);
       expect((await chat(teamB, 'wandb-artifact:///acme/rl-agents/other-agent')).status).toBe(200);
+      // The one refusal is counted as a model denial; the chats let through are not.
+      expect(await denials()).toBe(deniedBefore + 1);
     });
 
     it('refuses a job on another team\'s model before a byte is forwarded, also with model_id after 5 MB of trajectories', async () => {
@@ -299,6 +303,8 @@ export function describeOwnership(store: OwnershipStore): void {
 
     it('refuses a model name another team holds (409 name_in_use) before forwarding; return_existing never hands out its id', async () => {
       const before = service.started;
+      const denials = (): Promise<number> => metricValue(gw.url, 'tollgate_ownership_denials_total{kind="model"}');
+      const deniedBefore = await denials();
       const res = await request(gw.url)
         .post('/v1/preview/models')
         .set(teamB)
@@ -309,6 +315,7 @@ export function describeOwnership(store: OwnershipStore): void {
       });
       expect(JSON.stringify(res.body)).not.toContain(modelId);
       expect(service.started).toBe(before);
+      expect(await denials()).toBe(deniedBefore + 1);
     });
 
     it('keeps the records across a restart, and replaces an upstream answer naming another team\'s model with 409', async () => {

@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../src/errors.js';
+import { createMetrics } from '../../../src/observability/metrics.js';
+import { OwnershipGuard } from '../../../src/ownership/guard.js';
+import { OwnershipRegistry } from '../../../src/ownership/registry.js';
+import { StoreHandle } from '../../../src/store/index.js';
+import { silentLogger } from '../../../src/store/core/logger.js';
+import { tempDatabasePath } from '../../helpers/gateway.js';
+
+const TEAM_A = { team: 'team-a', project: 'rl' };
+const TEAM_B = { team: 'team-b', project: 'rl' };
+
+/**
+ * The guard's answer when an upstream answers a creation with the id of a resource another team
+ * holds (a job's id handed back twice): never that id, a 404 as for an unknown resource, counted
+ * as a denial of its kind. The registry is real, on a SQLite file.
+ */
+describe('OwnershipGuard.recordCreation', () => {
+  const closers: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  async function guard(): Promise<{ guard: OwnershipGuard; denials: (kind: string) => Promise<number> }> {
+    const handle = new StoreHandle({ url: '', path: tempDatabasePath() }, { logger: silentLogger });
+    expect(await handle.open()).toBe(true);
+    closers.push(() => handle.close());
+    const registry = new OwnershipRegistry(handle, { requestTimeoutMs: 2_000, refreshIntervalMs: 60_000, onDatabaseError: () => undefined, onRecordDropped: () => undefined });
+    closers.push(() => registry.close(Date.now() + 1_000));
+    const metrics = createMetrics();
+    const denials = async (kind: string): Promise<number> => {
+      const line = (await metrics.render()).body.split('\n').find((l) => l.startsWith(`tollgate_ownership_denials_total{kind="${kind}"}`));
+      return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    return { guard: new OwnershipGuard({ enabled: true, scope: 'team', unknown: 'deny' }, registry, metrics), denials };
+  }
+
+  it('records a job for its creator, and answers another team handed the same job id 404 naming it, counted', async () => {
+    const { guard: ownership, denials } = await guard();
+    const answer = Buffer.from(JSON.stringify({ id: 'job-7' }));
+    expect(await ownership.recordCreation('training_job', answer, TEAM_A, undefined)).toBeUndefined();
+    const refusal = await ownership.recordCreation('training_job', answer, TEAM_B, undefined);
+    expect(refusal).toBeInstanceOf(GatewayError);
+    expect((refusal as GatewayError).toBody()).toEqual({
+      error: { message: 'No training job "job-7" was found for this team.', type: 'not_found_error', param: 'id', code: 'resource_not_found' },
+    });
+    expect([await denials('training_job'), await denials('model')]).toEqual([1, 0]);
+  });
+
+  it('records nothing, and throws nothing, for an answer that is not JSON or has no string id', async () => {
+    const { guard: ownership, denials } = await guard();
+    for (const answer of ['not json', '{"id":""}', '{"id":7}', '[]']) {
+      expect(await ownership.recordCreation('training_job', Buffer.from(answer), TEAM_A, undefined)).toBeUndefined();
+    }
+    expect(await denials('training_job')).toBe(0);
+  });
+});
