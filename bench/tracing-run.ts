@@ -2,10 +2,12 @@
  * `npm run bench:tracing`: only the tracing comparison of `npm run bench -- --tracing` (the bare
  * proxy, then gateway-redis with tracing off and on at ratio 1.0, in interleaved rounds), for
  * working on tracing's cost without the whole bench. Same flags (--rounds, --duration, --warmup,
- * --cpu-prof); prints the tables, writes nothing.
+ * --cpu-prof); prints the tables, writes nothing. With --rate N, instead: tracing off and on at a
+ * fixed N requests/s, CPU per request split by thread (bench/comparisons/tracing-threads.ts).
  */
 import { killChildrenOnExit, runMain, stopAll } from './processes/children.js';
 import { measureTracingCost } from './comparisons/tracing-cost.js';
+import { measureTracingThreads } from './comparisons/tracing-threads.js';
 import { readSettings } from './load-runs/settings.js';
 import { startProxyTarget, startStack } from './load-runs/stack.js';
 import { warmUp } from './load-runs/measure.js';
@@ -14,6 +16,12 @@ async function main(): Promise<void> {
   killChildrenOnExit();
   const settings = readSettings();
   const stack = await startStack(settings.cpuProf);
+  if (settings.rate > 0) {
+    process.stdout.write(await measureTracingThreads(stack, settings, settings.rate) + '\n');
+    stack.redisProbe.close();
+    await stopAll();
+    return;
+  }
   const proxy = await startProxyTarget(stack);
   await warmUp([proxy], { connections: settings.connections, durationSec: settings.warmup });
   process.stdout.write(await measureTracingCost(stack, proxy, settings) + '\n');

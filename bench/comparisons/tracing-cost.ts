@@ -18,8 +18,8 @@ import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
 /** The bound: tracing every request may cost at most this fraction of requests/s. */
 const TRACING_MAX_COST = 0.1;
 
-/** A chat request's spans: SERVER, auth, validate, limits, CLIENT. */
-const SPANS_PER_CHAT = 5;
+/** A chat request's spans: SERVER, auth, validate, ownership (the bench gateways check the chat model's owner), limits, CLIENT. */
+const SPANS_PER_CHAT = 6;
 
 /**
  * From one scrape of the gateway's /metrics: spans dropped (0 before the first drop) and chat
@@ -35,8 +35,8 @@ async function tracingCounts(target: Target): Promise<{ dropped: number; chatReq
   return { dropped: dropped === undefined ? 0 : valueOf(dropped), chatRequests };
 }
 
-const OFF = 'tracing off';
-const ON = 'tracing on (ratio 1.0)';
+export const OFF = 'tracing off';
+export const ON = 'tracing on (ratio 1.0)';
 
 function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string {
   const on = findRow(rows, ON);
@@ -53,7 +53,7 @@ function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string 
 }
 
 /** A collector that takes every export (bytes counted, not decoded: its CPU is not the gateway's). */
-async function startSink(): Promise<{ url: string; exports: () => number; close(): void }> {
+export async function startSink(): Promise<{ url: string; exports: () => number; close(): void }> {
   let exports = 0;
   const server = createServer((req, res) => {
     req.resume();

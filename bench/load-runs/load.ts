@@ -18,6 +18,8 @@ export interface LoadOptions {
   readonly durationSec: number;
   /** Stop after this many requests instead of after `durationSec` (the memory soak). */
   readonly amount?: number;
+  /** Send at most this many requests a second over all connections (a fixed load, below saturation), instead of as fast as answered. */
+  readonly rate?: number;
 }
 
 /** Nearest-rank percentile of an ascending array. */
@@ -52,6 +54,7 @@ export function runLoad(baseUrl: string, options: LoadOptions, workload: LoadReq
         connections: options.connections,
         duration: options.durationSec,
         ...(options.amount === undefined ? {} : { amount: options.amount }),
+        ...(options.rate === undefined ? {} : { overallRate: options.rate }),
         pipelining: 1,
         timeout: 10,
       },

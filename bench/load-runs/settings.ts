@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
  *   --ledger-cost/BENCH_LEDGER_COST=1 gateway-redis with the usage ledger on and off,
  *   --events/BENCH_EVENTS=1 clients polling a training job's events instead of chatting,
  *   --tracing/BENCH_TRACING=1 gateway-redis with tracing off and on (ratio 1.0, every span exported).
+ * `npm run bench:tracing` only: --rate/BENCH_RATE N measures tracing at a fixed N requests/s, CPU per thread (0: off).
  */
 
 const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
@@ -38,6 +39,8 @@ export interface Settings extends Record<Numeric, number> {
   readonly ledgerCost: boolean;
   readonly events: boolean;
   readonly tracing: boolean;
+  /** A fixed load in requests/s for `bench:tracing`'s per-thread CPU comparison; 0 when not asked for. */
+  readonly rate: number;
 }
 
 const FLAGS = {
@@ -56,6 +59,7 @@ const FLAGS = {
   'ledger-cost': { type: 'boolean' },
   events: { type: 'boolean' },
   tracing: { type: 'boolean' },
+  rate: { type: 'string' },
 } as const;
 
 function positive(name: string, raw: string | undefined, fallback: number, minimum = 1): number {
@@ -82,9 +86,10 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
     events: flag('events'),
     tracing: flag('tracing'),
   };
+  const rate = positive('rate', values.rate ?? process.env.BENCH_RATE, 0, 0);
   const baselineDir = values.baseline ?? process.env.BENCH_BASELINE;
   const baseline = baselineDir === undefined || baselineDir === '' ? undefined : resolve(baselineDir);
-  const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]) && !Object.values(extras).some(Boolean) && !baseline;
+  const isDefault = (Object.keys(DEFAULTS) as Numeric[]).every((name) => numbers[name] === DEFAULTS[name]) && !Object.values(extras).some(Boolean) && !baseline && rate === 0;
   const write = values.write ?? process.env.BENCH_WRITE;
-  return { ...numbers, ...extras, workers, baseline, write: write === undefined || write === '' ? isDefault : write === '1' };
+  return { ...numbers, ...extras, workers, baseline, rate, write: write === undefined || write === '' ? isDefault : write === '1' };
 }

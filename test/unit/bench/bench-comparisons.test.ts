@@ -23,7 +23,7 @@ const row = (name: string, rounds: RunSample[]): TargetRounds => ({ name, rounds
 describe('bench comparison flags', () => {
   it('leaves the default run as it was: no comparison, and RESULTS.md written', () => {
     const settings = readSettings([]);
-    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, tracing: false, write: true });
+    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, tracing: false, rate: 0, write: true });
   });
 
   it('takes --baseline as an absolute directory and, like every extra, stops RESULTS.md being written by default', () => {
@@ -31,6 +31,11 @@ describe('bench comparison flags', () => {
     expect(settings).toMatchObject({ baseline: resolve('some/checkout'), ledgerCost: true, events: true, write: false });
     expect(readSettings(['--events']).write).toBe(false);
     expect(readSettings(['--tracing'])).toMatchObject({ tracing: true, write: false });
+    expect(readSettings(['--rate', '600'])).toMatchObject({ rate: 600, write: false });
+  });
+
+  it('refuses a fixed rate that is not a number', () => {
+    expect(() => readSettings(['--rate', 'fast'])).toThrow('bench: rate must be a number ≥ 0, got "fast"');
   });
 });
 

@@ -1,0 +1,78 @@
+import { log } from '../processes/log.js';
+import { threadCpu, type ThreadCpu } from '../processes/thread-cpu.js';
+import { runLoad } from '../load-runs/load.js';
+import { int, micros } from '../load-runs/report.js';
+import type { Settings } from '../load-runs/settings.js';
+import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
+import type { Target } from '../load-runs/measure.js';
+import { OFF, ON, startSink } from './tracing-cost.js';
+
+/**
+ * `npm run bench:tracing -- --rate N`: what tracing costs in CPU, at a fixed load below
+ * saturation, split by thread. At saturation on 2 shared cores requests/s moves ±20% from round
+ * to round and tells designs 10 points apart only over many runs; CPU time per request at a
+ * fixed rate is steadier, and split by thread it says what a request pays on the thread that
+ * answers it (the main thread) and what runs beside it (the export thread, V8's GC helpers),
+ * which a machine with a core to spare absorbs. Linux only (/proc).
+ */
+
+interface Tally {
+  requests: number;
+  failures: number;
+  seconds: number;
+  mainMicros: number;
+  otherMicros: number;
+  /** Whole-process CPU µs/req of each round. */
+  readonly perRound: number[];
+}
+
+const emptyTally = (): Tally => ({ requests: 0, failures: 0, seconds: 0, mainMicros: 0, otherMicros: 0, perRound: [] });
+
+async function measureAtRate(target: Target, tally: Tally, rate: number, settings: Settings): Promise<void> {
+  const pid = target.process?.child.pid;
+  if (pid === undefined) throw new Error(`${target.name}: no process to read CPU from`);
+  const before: ThreadCpu = threadCpu(pid);
+  const sample = await runLoad(target.url, { connections: settings.connections, durationSec: settings.duration, rate });
+  const after: ThreadCpu = threadCpu(pid);
+  const main = after.mainMicros - before.mainMicros;
+  const other = after.otherMicros - before.otherMicros;
+  tally.requests += sample.requests;
+  tally.failures += sample.failures;
+  tally.seconds += settings.duration;
+  tally.mainMicros += main;
+  tally.otherMicros += other;
+  tally.perRound.push((main + other) / sample.requests);
+  log(`${target.name} at ${rate} req/s: ${sample.requests} requests, CPU ${((main + other) / sample.requests).toFixed(1)} µs/req (main ${(main / sample.requests).toFixed(1)})`);
+}
+
+const row = (name: string, t: Tally): string => {
+  const per = (value: number): string => micros(value / t.requests);
+  return `| ${name} | ${int(t.requests / t.seconds)} | ${per(t.mainMicros)} | ${per(t.otherMicros)} | ${per(t.mainMicros + t.otherMicros)} | ${t.perRound.map((v) => v.toFixed(0)).join(' / ')} | ${t.failures} |`;
+};
+
+export async function measureTracingThreads(stack: Stack, settings: Settings, rate: number): Promise<string> {
+  const sink = await startSink();
+  const pair = [await startGatewayTarget(stack, 'redis', { name: OFF }), await startGatewayTarget(stack, 'redis', { name: ON, tracingEndpoint: sink.url })];
+  log(`tracing threads: ${pair.map((t) => t.name).join(', ')} at ${rate} req/s, ${settings.rounds} rounds`);
+  for (const target of pair) await runLoad(target.url, { connections: settings.connections, durationSec: Math.max(settings.warmup, 1), rate });
+  const tallies = [emptyTally(), emptyTally()];
+  for (let round = 0; round < settings.rounds; round++) {
+    // Alternate which goes first, as the saturation rounds rotate.
+    for (const k of round % 2 === 0 ? [0, 1] : [1, 0]) await measureAtRate(pair[k]!, tallies[k]!, rate, settings);
+  }
+  for (const target of pair) await target.process?.stop();
+  sink.close();
+  const [off, on] = tallies as [Tally, Tally];
+  const difference = (pick: (t: Tally) => number): string => {
+    const value = pick(on) / on.requests - pick(off) / off.requests;
+    return `${value >= 0 ? '+' : ''}${micros(value)}`;
+  };
+  return [
+    `${OFF} and ${ON} at a fixed ${rate} req/s (${settings.connections} connections, ${settings.rounds} rounds of ${settings.duration} s, alternating): CPU µs per request of each gateway process, read per thread from /proc.`,
+    '| target | req/s | main thread | other threads | whole process | whole process per round | failed |',
+    '|---|--:|--:|--:|--:|--:|--:|',
+    row(OFF, off),
+    row(ON, on),
+    `| on − off | | ${difference((t) => t.mainMicros)} | ${difference((t) => t.otherMicros)} | ${difference((t) => t.mainMicros + t.otherMicros)} | | |`,
+  ].join('\n');
+}
