@@ -129,6 +129,25 @@ describe('config reload', () => {
       ['ops', 'config', 'ok'],
     ]);
   });
+
+  it('records a reload with the admin key’s role and the request’s id', async () => {
+    const res = await reload();
+    expect(res.status).toBe(200);
+    const requestId = res.headers['x-request-id'] as string;
+    await gw.gateway.settled();
+    const today = utcDay();
+    const audit = await request(gw.url).get(`/admin/audit?from=${today}&to=${today}&action=config.reload`).set(admin);
+    const entry = (audit.body.data as Array<Record<string, unknown>>).find((e) => e.requestId === requestId);
+    expect(entry).toMatchObject({ actor: 'ops', actorRole: 'admin', action: 'config.reload', target: 'config', result: 'ok', requestId });
+  });
+
+  it('answers GET /admin/config with a query parameter 400 invalid_query naming it', async () => {
+    const res = await request(gw.url).get('/admin/config?verbose=1').set(admin);
+    expect([res.status, res.body]).toEqual([
+      400,
+      { error: { message: 'Unknown query parameter "verbose"; /admin/config takes none.', type: 'invalid_request_error', param: 'verbose', code: 'invalid_query' } },
+    ]);
+  });
 });
 
 describe('SIGHUP', () => {
