@@ -2,7 +2,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
-import { startGateway, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
+import { metricValue, startGateway, tempDatabasePath, testConfig, type RunningGateway } from '../../helpers/gateway.js';
 import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 
@@ -136,6 +136,17 @@ describe.each(Object.keys(DATABASES) as Array<keyof typeof DATABASES>)('console 
     const audit = await request(gw.url).get(`/admin/audit?from=${DAY}&to=${DAY}&actor=ops`).set(admin);
     const mine = (audit.body.data as Array<Record<string, unknown>>).map(({ action, result, actorRole }) => [action, result, actorRole]);
     expect(mine).toEqual(expect.arrayContaining([['session.create', 'ok', 'admin'], ['key.create', 'csrf_token_invalid', 'admin'], ['key.create', 'ok', 'admin']]));
+  });
+
+  it('counts a refused sign-in and a request without a session as auth failures; a key with a blank in it is simply unknown', async () => {
+    const failures = (reason: string): Promise<number> => metricValue(gw.url, `tollgate_auth_failures_total{reason="${reason}"}`);
+    const [unknownBefore, sessionBefore] = [await failures('unknown_key'), await failures('session')];
+    for (const key of [`${KEYS.admin} `, `Bearer ${KEYS.admin}`, 'tg guessed']) {
+      const res = await request(gw.url).post('/admin/session').set('x-forwarded-for', '198.51.100.2').send({ key });
+      expect([res.status, res.headers['set-cookie'], res.body]).toEqual([401, undefined, unauthorized]);
+    }
+    expect((await request(gw.url).get('/admin/session')).status).toBe(401);
+    expect([await failures('unknown_key'), await failures('session')]).toEqual([unknownBefore + 3, sessionBefore + 1]);
   });
 
   it('takes a bearer key sent beside a session cookie as the credential: the key’s role counts, and a bad key is 401 whatever the cookie', async () => {
