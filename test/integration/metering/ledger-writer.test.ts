@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DAY_MS } from '../../../src/calendar.js';
 import { Ledger, type LedgerEntry } from '../../../src/metering/ledger.js';
 import { StoreHandle } from '../../../src/store/index.js';
@@ -53,6 +53,28 @@ describe('Ledger', () => {
     await ledger.flush();
     expect(await ledger.deleteExpired(NOW)).toBe(1);
     expect(await requestIds('2026-05-01', '2026-06-30')).toEqual(['edge', 'new']);
+  });
+
+  it('deletes the rows past the retention by itself once a day, and no longer once closed', async () => {
+    // Only setInterval is faked: the database, its promises and Date stay real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const { ledger, requestIds } = await open({ retentionDays: 30 });
+      const now = Date.now();
+      for (const [id, at] of [['old', now - 31 * DAY_MS], ['new', now - DAY_MS]] as const) ledger.record(entry(id, at));
+      await ledger.flush();
+      const all = (): Promise<string[]> => requestIds(new Date(now - 40 * DAY_MS).toISOString().slice(0, 10), new Date(now).toISOString().slice(0, 10));
+      vi.advanceTimersByTime(DAY_MS - 1);
+      expect(await all()).toEqual(['new', 'old']);
+      vi.advanceTimersByTime(1);
+      await expect.poll(all).toEqual(['new']);
+      ledger.record(entry('old-again', now - 31 * DAY_MS));
+      await ledger.close(Date.now() + 1_000);
+      vi.advanceTimersByTime(DAY_MS);
+      expect(await all()).toEqual(['new', 'old-again']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('writes what it holds when it closes', async () => {
