@@ -73,6 +73,13 @@ describe('SSE tap: which usage counts, and which event is cut', () => {
     expect(client).toBe(event({ ...STREAM_CHUNKS[2], usage: null }) + DONE);
   });
 
+  it('keeps the usage already read when a later event carries a usage object with no counts, and relays that event', () => {
+    const empty = event({ ...USAGE_CHUNK, usage: {} });
+    const text = event(USAGE_CHUNK) + empty + DONE;
+    const { client, result } = relay(createResponseTap(SSE, { dropUsageChunk: true }), [text]);
+    expect({ client, usage: result.usage }).toEqual({ client: empty + DONE, usage: USAGE });
+  });
+
   it('relays a usage-only event whose counts cannot be right, and flags them instead of metering them', () => {
     const invalid = event({ ...USAGE_CHUNK, usage: { prompt_tokens: -1, completion_tokens: 3 } });
     const text = event(STREAM_CHUNKS[1]) + invalid + DONE;
