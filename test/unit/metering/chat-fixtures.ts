@@ -1,3 +1,5 @@
+import type { ResponseTap, TapResult } from '../../../src/metering/index.js';
+
 /** Realistic chat-completion bodies from the training service (UPSTREAM.md), for metering tests. */
 
 export const MODEL = 'wandb-artifact:///acme/rl-agents/qwen3-agent:step3';
@@ -57,3 +59,11 @@ export const CHAT_COMPLETION = {
   usage: USAGE,
   prompt_logprobs: null,
 };
+
+/** Feeds chunks through a tap as the proxy does: what the client got (the tail after the writes) and what the tap reported. */
+export function relayThrough(tap: ResponseTap, chunks: readonly Buffer[]): { client: string; result: TapResult } {
+  const sent = chunks.map((c) => tap.write(c));
+  const result = tap.end();
+  if (result.tail) sent.push(result.tail);
+  return { client: Buffer.concat(sent).toString('utf8'), result };
+}

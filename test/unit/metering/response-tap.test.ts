@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createResponseTap, type ResponseTap, type Usage } from '../../../src/metering/index.js';
-import { CHAT_COMPLETION, MODEL, STREAM_CHUNKS, USAGE, USAGE_CHUNK, event, upstreamStream } from './chat-fixtures.js';
+import { CHAT_COMPLETION, MODEL, STREAM_CHUNKS, USAGE, USAGE_CHUNK, event, relayThrough, upstreamStream } from './chat-fixtures.js';
 
 const SSE = 'text/event-stream; charset=utf-8';
 
 /** Feeds chunks through a tap like the proxy does; returns what the client got and what was metered. */
 function relay(tap: ResponseTap, chunks: Buffer[]): { client: string; usage: Usage | null; model: string | null } {
-  const sent: Buffer[] = chunks.map((c) => tap.write(c));
-  const { tail, usage, model } = tap.end();
-  if (tail) sent.push(tail);
-  return { client: Buffer.concat(sent).toString('utf8'), usage, model };
+  const { client, result } = relayThrough(tap, chunks);
+  return { client, usage: result.usage, model: result.model };
 }
 
 const splitAt = (text: string, ...offsets: number[]): Buffer[] => {

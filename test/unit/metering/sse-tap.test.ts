@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createResponseTap, type ResponseTap } from '../../../src/metering/index.js';
-import { MODEL, STREAM_CHUNKS, USAGE, USAGE_CHUNK, event } from './chat-fixtures.js';
+import { MODEL, STREAM_CHUNKS, USAGE, USAGE_CHUNK, event, relayThrough } from './chat-fixtures.js';
 
 /**
  * The SSE tap's finer rules, each as a client or the ledger would see it: which event names the
@@ -10,12 +10,7 @@ import { MODEL, STREAM_CHUNKS, USAGE, USAGE_CHUNK, event } from './chat-fixtures
 
 const SSE = 'text/event-stream';
 
-function relay(tap: ResponseTap, chunks: readonly string[]): { client: string; result: ReturnType<ResponseTap['end']> } {
-  const sent = chunks.map((c) => tap.write(Buffer.from(c)));
-  const result = tap.end();
-  if (result.tail) sent.push(result.tail);
-  return { client: Buffer.concat(sent).toString('utf8'), result };
-}
+const relay = (tap: ResponseTap, chunks: readonly string[]): ReturnType<typeof relayThrough> => relayThrough(tap, chunks.map((c) => Buffer.from(c)));
 
 const DONE = event('[DONE]');
 const withoutModel = (chunk: Record<string, unknown>): Record<string, unknown> => {
