@@ -103,8 +103,12 @@ export async function startStack(overrides: Record<string, unknown> = {}): Promi
  * (name and labels as exposed); NaN when the series is not there.
  */
 export async function metricValue(baseUrl: string, series: string): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return seriesValue(await (await fetch(`${baseUrl}/metrics`)).text(), series);
+}
+
+/** The value of one series in a Prometheus exposition text; NaN when the series is not there. */
+export function seriesValue(exposition: string, series: string): number {
+  const line = exposition.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? Number.NaN : Number(line.slice(series.length + 1).split(' ', 1)[0]);
 }
 

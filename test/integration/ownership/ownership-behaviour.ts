@@ -69,6 +69,8 @@ export function describeOwnership(store: OwnershipStore): void {
     let configFor: (overrides?: Record<string, unknown>) => Promise<ReturnType<typeof testConfig>>;
     let modelId = '';
     let jobId = '';
+    /** `tollgate_ownership_denials_total` of one kind, as the gateway reports it now. */
+    const denials = (kind: string): Promise<number> => metricValue(gw.url, `tollgate_ownership_denials_total{kind="${kind}"}`);
 
     beforeAll(async () => {
       [service, inference] = await Promise.all([startTrainingService(), startInferenceHost()]);
@@ -146,8 +148,7 @@ export function describeOwnership(store: OwnershipStore): void {
       const chat = (headers: Record<string, string>, model: string) =>
         request(gw.url).post('/v1/chat/completions').set(headers).set('content-type', 'application/json').send({ model, messages: [{ role: 'user', content: 'hi' }] });
       const model = 'wandb-artifact:///acme/rl-agents/agent:step40';
-      const denials = (): Promise<number> => metricValue(gw.url, 'tollgate_ownership_denials_total{kind="model"}');
-      const deniedBefore = await denials();
+      const deniedBefore = await denials('model');
       const refused = await chat(teamB, model);
       expect(refused.status).toBe(404);
       expect(refused.body).toEqual({
@@ -157,7 +158,7 @@ export function describeOwnership(store: OwnershipStore): void {
       expect((await chat(teamB, 'OpenPipe/Qwen3-14B-Instruct')).status).toBe(200);
       expect((await chat(teamB, 'wandb-artifact:///acme/rl-agents/other-agent')).status).toBe(200);
       // The one refusal is counted as a model denial; the chats let through are not.
-      expect(await denials()).toBe(deniedBefore + 1);
+      expect(await denials('model')).toBe(deniedBefore + 1);
     });
 
     it('refuses a job on another team\'s model before a byte is forwarded, also with model_id after 5 MB of trajectories', async () => {
@@ -303,8 +304,7 @@ export function describeOwnership(store: OwnershipStore): void {
 
     it('refuses a model name another team holds (409 name_in_use) before forwarding; return_existing never hands out its id', async () => {
       const before = service.started;
-      const denials = (): Promise<number> => metricValue(gw.url, 'tollgate_ownership_denials_total{kind="model"}');
-      const deniedBefore = await denials();
+      const deniedBefore = await denials('model');
       const res = await request(gw.url)
         .post('/v1/preview/models')
         .set(teamB)
@@ -315,7 +315,7 @@ export function describeOwnership(store: OwnershipStore): void {
       });
       expect(JSON.stringify(res.body)).not.toContain(modelId);
       expect(service.started).toBe(before);
-      expect(await denials()).toBe(deniedBefore + 1);
+      expect(await denials('model')).toBe(deniedBefore + 1);
     });
 
     it('keeps the records across a restart, and replaces an upstream answer naming another team\'s model with 409', async () => {
@@ -388,9 +388,8 @@ export function describeOwnership(store: OwnershipStore): void {
     });
 
     it('counts denials by kind', async () => {
-      const value = (kind: string): Promise<number> => metricValue(gw.url, `tollgate_ownership_denials_total{kind="${kind}"}`);
-      expect(await value('model')).toBeGreaterThan(0);
-      expect(await value('training_job')).toBeGreaterThan(0);
+      expect(await denials('model')).toBeGreaterThan(0);
+      expect(await denials('training_job')).toBeGreaterThan(0);
     });
   });
 }
