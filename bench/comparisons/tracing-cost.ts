@@ -67,10 +67,15 @@ export async function startSink(): Promise<{ url: string; exports: () => number;
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, exports: () => exports, close: () => void server.close() };
 }
 
+/** Two fresh gateway-redis processes, every other feature on in both: tracing off, and on at ratio 1.0 exporting to `collector`. */
+export async function startTracingPair(stack: Stack, collector: string): Promise<[Target, Target]> {
+  return [await startGatewayTarget(stack, 'redis', { name: OFF }), await startGatewayTarget(stack, 'redis', { name: ON, tracingEndpoint: collector })];
+}
+
 /** `proxy`: the main run's bare proxy, already warm. */
 export async function measureTracingCost(stack: Stack, proxy: Target, settings: Settings): Promise<string> {
   const sink = await startSink();
-  const pair = [await startGatewayTarget(stack, 'redis', { name: OFF }), await startGatewayTarget(stack, 'redis', { name: ON, tracingEndpoint: sink.url })];
+  const pair = await startTracingPair(stack, sink.url);
   log(`tracing cost: ${[proxy, ...pair].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
   await warmUp(pair, { connections: settings.connections, durationSec: settings.warmup });
   const started = performance.now();

@@ -3,9 +3,9 @@ import { threadCpu, type ThreadCpu } from '../processes/thread-cpu.js';
 import { runLoad } from '../load-runs/load.js';
 import { int, micros } from '../load-runs/report.js';
 import type { Settings } from '../load-runs/settings.js';
-import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
+import type { Stack } from '../load-runs/stack.js';
 import type { Target } from '../load-runs/measure.js';
-import { OFF, ON, startSink } from './tracing-cost.js';
+import { OFF, ON, startSink, startTracingPair } from './tracing-cost.js';
 
 /**
  * `npm run bench:tracing -- --rate N`: what tracing costs in CPU, at a fixed load below
@@ -52,7 +52,7 @@ const row = (name: string, t: Tally): string => {
 
 export async function measureTracingThreads(stack: Stack, settings: Settings, rate: number): Promise<string> {
   const sink = await startSink();
-  const pair = [await startGatewayTarget(stack, 'redis', { name: OFF }), await startGatewayTarget(stack, 'redis', { name: ON, tracingEndpoint: sink.url })];
+  const pair = await startTracingPair(stack, sink.url);
   log(`tracing threads: ${pair.map((t) => t.name).join(', ')} at ${rate} req/s, ${settings.rounds} rounds`);
   for (const target of pair) await runLoad(target.url, { connections: settings.connections, durationSec: Math.max(settings.warmup, 1), rate });
   const tallies = [emptyTally(), emptyTally()];
