@@ -1,12 +1,15 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuthFailure } from '../../../src/auth/failure.js';
 import { AuthFailureLimit } from '../../../src/auth/failure-limit.js';
+import { connectRedis, whenConnected, type RedisConnection } from '../../../src/redis/index.js';
+import { freePort } from '../../helpers/ports.js';
+import { REPLY_SILENCE_MS, startRedis, type TestRedis } from '../../helpers/redis.js';
 
 /**
  * SPEC 15 floods of bad credentials, on one instance without Redis (the limiter is
  * rate-limiter-flexible's RateLimiterMemory, as in production without Redis): what a client
- * from one address sees as its failures accumulate. The gateway-level and Redis cases are in
- * test/integration/gateway/auth-floods.test.ts.
+ * from one address sees as its failures accumulate; and a reload on the Redis limiter (a private
+ * redis-server). The gateway-level cases are in test/integration/gateway/auth-floods.test.ts.
  */
 
 const OPTIONS = { keyPrefix: 'tollgate:', replySilenceMs: 100, onStoreError: (): void => undefined };
@@ -45,6 +48,19 @@ const throttled = (perMinute: number, seconds: number, retry: string) => ({
 afterEach(() => {
   vi.useRealTimers();
 });
+
+/**
+ * Built at perMinute 1, reloaded to 3: two failures are served, the third blocks for 60 s. (A
+ * block marks the address with the limiter's `points` + 1 failures: a limiter a reload did not
+ * give the new number would mark it with 2, below 3, and not block.)
+ */
+async function expectBlockAtRaisedLimit(limit: AuthFailureLimit): Promise<void> {
+  limit.configure({ perMinute: 3, blockSeconds: 60 });
+  await fail(limit, A, 2);
+  expect(await answer(limit, A)).toBe('team-a');
+  await fail(limit, A, 1);
+  expect(await answer(limit, A)).toEqual(throttled(3, 60, '1m0s'));
+}
 
 describe('auth failure limit (memory)', () => {
   it('serves an address below perMinute failures and refuses it at perMinute, for blockSeconds, without calling the key check', async () => {
@@ -95,12 +111,7 @@ describe('auth failure limit (memory)', () => {
   });
 
   it('blocks at a raised perMinute too: the block outlasts the new limit, not the old one', async () => {
-    const limit = new AuthFailureLimit({ perMinute: 1, blockSeconds: 60 }, undefined, OPTIONS);
-    limit.configure({ perMinute: 3, blockSeconds: 60 });
-    await fail(limit, A, 2);
-    expect(await answer(limit, A)).toBe('team-a');
-    await fail(limit, A, 1);
-    expect(await answer(limit, A)).toEqual(throttled(3, 60, '1m0s'));
+    await expectBlockAtRaisedLimit(new AuthFailureLimit({ perMinute: 1, blockSeconds: 60 }, undefined, OPTIONS));
   });
 
   it('refuses an address whose failures this minute already reach a lowered perMinute, until its minute ends', async () => {
@@ -122,5 +133,36 @@ describe('auth failure limit (memory)', () => {
     expect(await answer(limit, A)).toEqual(throttled(1, 1, '1s'));
     vi.setSystemTime(Date.parse('2030-01-01T00:00:05.001Z'));
     expect(await answer(limit, A)).toBe('team-a');
+  });
+});
+
+describe('auth failure limit (Redis)', () => {
+  let redis: TestRedis;
+  let connection: RedisConnection;
+  beforeAll(async () => {
+    redis = await startRedis();
+    connection = connectRedis({ url: redis.url, cluster: undefined })!;
+    expect(await whenConnected(connection, 5000)).toBe(true);
+  });
+  afterAll(async () => {
+    connection.disconnect();
+    await redis.stop();
+  });
+
+  it('blocks at a raised perMinute too: the Redis limiter, not only its insurance, takes the reload', async () => {
+    const errors: string[] = [];
+    await expectBlockAtRaisedLimit(new AuthFailureLimit({ perMinute: 1, blockSeconds: 60 }, connection, { ...OPTIONS, replySilenceMs: REPLY_SILENCE_MS, onStoreError: () => errors.push('store error') }));
+    expect(errors).toEqual([]);
+  });
+
+  it('blocks at a raised perMinute while Redis is away too: its insurance limiter takes the reload', async () => {
+    const nothingThere = connectRedis({ url: `redis://127.0.0.1:${await freePort()}`, cluster: undefined })!;
+    const errors: string[] = [];
+    try {
+      await expectBlockAtRaisedLimit(new AuthFailureLimit({ perMinute: 1, blockSeconds: 60 }, nothingThere, { ...OPTIONS, onStoreError: () => errors.push('store error') }));
+    } finally {
+      nothingThere.disconnect();
+    }
+    expect(errors.length).toBeGreaterThan(0);
   });
 });
