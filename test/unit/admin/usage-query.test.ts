@@ -69,6 +69,11 @@ describe('parseUsageQuery', () => {
     expect(parseUsageQuery({ from: '2025-06-01', to: '2025-06-30', groupBy: 'route' }).groupBy).toBe('route');
   });
 
+  it('asks for CSV with format=csv only: format=json and no format are JSON', () => {
+    const range = { from: '2025-06-01', to: '2025-06-02' };
+    expect([csvRequested({ ...range, format: 'csv' }), csvRequested({ ...range, format: 'json' }), csvRequested(range)]).toEqual([true, false, false]);
+  });
+
   it('renders as an OpenAI invalid_request_error body', () => {
     const err = (() => {
       try {
