@@ -32,6 +32,7 @@ describe('GET /admin/overview on the calendar', () => {
   const dropped: string[] = [];
 
   beforeEach(async () => {
+    dropped.length = 0;
     vi.useFakeTimers({ toFake: ['Date'] });
     handle = new StoreHandle({ url: '', path: tempDatabasePath() }, { logger: silentLogger });
     expect(await handle.open()).toBe(true);
@@ -58,7 +59,7 @@ describe('GET /admin/overview on the calendar', () => {
     return res.body as Overview;
   }
 
-  const dayCost = (day: string, team: string, billions: number) => ({ day, team, cost: billions });
+  const dayCost = (day: string, team: string, cost: number) => ({ day, team, cost });
   it.each([
     {
       when: "on a month's 31st: the month counts its 1st, which the 30-day chart (from the 2nd) leaves out",
@@ -88,7 +89,7 @@ describe('GET /admin/overview on the calendar', () => {
     },
   ] as const)('$when', async ({ now, rows, costPerDay, month, today }) => {
     vi.setSystemTime(new Date(now));
-    await seed(rows.map(([at, team, billions]) => ({ at, team, costNanos: billions * 1_000_000_000 })));
+    await seed(rows.map(([at, team, cost]) => ({ at, team, costNanos: cost * 1_000_000_000 })));
     const body = await overview();
     expect([body.costPerDay, body.month, body.today]).toEqual([costPerDay, month, today]);
   });
