@@ -122,4 +122,62 @@ describe('ModelIdWatch and the buffered-bytes budget', () => {
     await watch.modelId.catch(() => undefined);
     expect(budget.used).toBe(0);
   });
+
+  it('ignores a release before any model_id is read: nothing goes on until one is', async () => {
+    const watch = new ModelIdWatch(10_000);
+    const out = collect(watch);
+    watch.write(Buffer.from('{"trajectory_groups":'));
+    watch.write(Buffer.from('[1,2],'));
+    watch.release();
+    await tick();
+    expect(out).toEqual([]);
+    watch.write(Buffer.from('"model_id":"m-1"}'));
+    expect(await watch.modelId).toBe('m-1');
+    watch.release();
+    watch.end();
+    await once(watch, 'end');
+    expect(Buffer.concat(out).toString()).toBe('{"trajectory_groups":[1,2],"model_id":"m-1"}');
+  });
+
+  it('ignores a second release: the chunk it keeps back until the end is not lost', async () => {
+    const watch = new ModelIdWatch(10_000);
+    const out = collect(watch);
+    watch.write(Buffer.from('{"model_id":"m-1",'));
+    await watch.modelId;
+    watch.release();
+    watch.write(Buffer.from('"t":[1,2]'));
+    await tick();
+    watch.release();
+    watch.end('}');
+    await once(watch, 'end');
+    expect(Buffer.concat(out).toString()).toBe('{"model_id":"m-1","t":[1,2]}');
+  });
+
+  it('lets a body that ended while its model was checked go whole on release, and ends', async () => {
+    const watch = new ModelIdWatch(10_000);
+    const out = collect(watch);
+    watch.write(Buffer.from('{"model_id":"m-1",'));
+    watch.write(Buffer.from('"t":[1,2]'));
+    watch.end('}');
+    await watch.modelId;
+    await tick();
+    expect(out).toEqual([]);
+    watch.release();
+    await once(watch, 'end');
+    expect(Buffer.concat(out).toString()).toBe('{"model_id":"m-1","t":[1,2]}');
+  });
+
+  it('errors the stream with 400 on a body cut short after release, keeping its last chunk back', async () => {
+    const watch = new ModelIdWatch(10_000);
+    const out = collect(watch);
+    const errored = once(watch, 'error');
+    watch.write(Buffer.from('{"model_id":"m-1",'));
+    await watch.modelId;
+    watch.release();
+    watch.write(Buffer.from('"t":[1,'));
+    watch.end();
+    const [err] = (await errored) as [GatewayError];
+    expect([err.status, err.code, err.param, err.message]).toEqual([400, 'invalid_request', 'model_id', 'The body must be a JSON object with a top-level "model_id".']);
+    expect(Buffer.concat(out).toString()).toBe('{"model_id":"m-1",');
+  });
 });
