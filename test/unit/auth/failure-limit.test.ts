@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuthFailure } from '../../../src/auth/failure.js';
 import { AuthFailureLimit } from '../../../src/auth/failure-limit.js';
+import { Redis } from 'ioredis';
 import { connectRedis, whenConnected, type RedisConnection } from '../../../src/redis/index.js';
 import { freePort } from '../../helpers/ports.js';
 import { REPLY_SILENCE_MS, startRedis, type TestRedis } from '../../helpers/redis.js';
@@ -140,7 +141,8 @@ describe('auth failure limit (Redis)', () => {
   let redis: TestRedis;
   let connection: RedisConnection;
   beforeAll(async () => {
-    redis = await startRedis();
+    // DEBUG SLEEP stalls Redis with its connections up.
+    redis = await startRedis(['--enable-debug-command', 'yes']);
     connection = connectRedis({ url: redis.url, cluster: undefined })!;
     expect(await whenConnected(connection, 5000)).toBe(true);
   });
@@ -153,6 +155,70 @@ describe('auth failure limit (Redis)', () => {
     const errors: string[] = [];
     await expectBlockAtRaisedLimit(new AuthFailureLimit({ perMinute: 1, blockSeconds: 60 }, connection, { ...OPTIONS, replySilenceMs: REPLY_SILENCE_MS, onStoreError: () => errors.push('store error') }));
     expect(errors).toEqual([]);
+  });
+
+  /** Commands Redis has run so far (the test's own INFO and PING excluded; a script's commands counted): what a stretch of requests cost. */
+  async function commandsRun(): Promise<number> {
+    const stats = (await connection.info('commandstats')) as string;
+    return [...stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].filter(([, name]) => name !== 'info' && name !== 'ping').reduce((sum, [, , calls]) => sum + Number(calls), 0);
+  }
+
+  it("counts an address's failures under <redis.keyPrefix>auth-failures:<address>", async () => {
+    const limit = new AuthFailureLimit({ perMinute: 5, blockSeconds: 60 }, connection, { ...OPTIONS, replySilenceMs: REPLY_SILENCE_MS });
+    await fail(limit, '198.51.100.1', 2);
+    expect(await connection.get('tollgate:auth-failures:198.51.100.1')).toBe('2');
+  });
+
+  it('looks an address up in Redis before its key check only while it failed here lately (a window and a block)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.parse('2030-01-01T00:00:00.000Z'));
+    const limit = new AuthFailureLimit({ perMinute: 5, blockSeconds: 60 }, connection, { ...OPTIONS, replySilenceMs: REPLY_SILENCE_MS });
+    const address = '198.51.100.2';
+    const costOf = async (work: () => Promise<unknown>): Promise<number> => {
+      const before = await commandsRun();
+      await work();
+      return (await commandsRun()) - before;
+    };
+    const served = (): Promise<void> => expect(limit.guard(address, goodKey)).resolves.toBe('team-a');
+    expect(await costOf(served)).toBe(0);
+    await fail(limit, address, 1);
+    expect(await costOf(served)).toBeGreaterThan(0);
+    vi.setSystemTime(Date.parse('2030-01-01T00:01:59.999Z'));
+    expect(await costOf(served)).toBeGreaterThan(0);
+    vi.setSystemTime(Date.parse('2030-01-01T00:02:00.001Z'));
+    expect(await costOf(served)).toBe(0);
+    expect(await costOf(served)).toBe(0);
+  });
+
+  it('while Redis is stalled sends it nothing more after the call it went silent on, and uses it again once it answers', async () => {
+    const errors: string[] = [];
+    const limit = new AuthFailureLimit({ perMinute: 3, blockSeconds: 60 }, connection, { ...OPTIONS, replySilenceMs: 100, onStoreError: () => errors.push('store error') });
+    const before = await commandsRun();
+    await fail(limit, '198.51.100.3', 1);
+    const perFailure = (await commandsRun()) - before;
+    expect([perFailure > 0, errors]).toEqual([true, []]);
+
+    const sleeper = new Redis(redis.url);
+    await sleeper.ping();
+    const stalledFrom = await commandsRun();
+    const nap = sleeper.call('debug', 'sleep', '1');
+    // The first waits out the silence (100 ms), the next four are answered at once by the insurance limiter: 429 at 3.
+    await fail(limit, '198.51.100.4', 3);
+    expect(await answer(limit, '198.51.100.4')).toEqual(throttled(3, 60, '1m0s'));
+    await fail(limit, '198.51.100.5', 1);
+    await nap;
+    sleeper.disconnect();
+    // On the limiter's own connection: answered once all it was sent before has run.
+    await connection.ping();
+    // What reached Redis meanwhile: the sleep, and the one failure it went silent on (run once it woke).
+    expect((await commandsRun()) - stalledFrom).toBe(1 + perFailure);
+    expect(await connection.get('tollgate:auth-failures:198.51.100.4')).toBe('1');
+    expect(errors.length).toBeGreaterThan(0);
+
+    await vi.waitFor(async () => {
+      await fail(limit, '198.51.100.6', 1);
+      expect(await connection.get('tollgate:auth-failures:198.51.100.6')).not.toBeNull();
+    });
   });
 
   it('blocks at a raised perMinute while Redis is away too: its insurance limiter takes the reload', async () => {
