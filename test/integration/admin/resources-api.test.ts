@@ -64,7 +64,7 @@ describe('ownership records through the admin API', () => {
     ['two parts', 'acme/agent'],
   ])('refuses an artifact with %s (400, nothing recorded)', async (_name, artifact) => {
     const res = await request(stack.gw.url).put('/admin/resources/model/m-new').set(admin).send({ team: 'team-a', project: 'rl', artifact });
-    expect([res.status, res.body.error.param, res.body.error.code]).toEqual([400, 'artifact', 'invalid_request']);
+    expect([res.status, res.body]).toEqual([400, invalid('artifact', 'artifact: must be entity/project/name, the path of its wandb-artifact:/// name')]);
     expect(await ids('?kind=model&team=team-a')).toEqual(['m-a-eval', 'm-a-rl']);
   });
 

@@ -29,6 +29,8 @@ interface Session {
   readonly cookie: string;
   readonly csrf: string;
   readonly body: Record<string, unknown>;
+  /** The sign-in's x-request-id (its audit entry's). */
+  readonly requestId: string;
 }
 
 async function signIn(url: string, key: string): Promise<Session> {
@@ -38,7 +40,7 @@ async function signIn(url: string, key: string): Promise<Session> {
   expect(setCookie).toHaveLength(1);
   const token = COOKIE.exec(setCookie[0]!)?.[1];
   expect(token).toBeDefined();
-  return { cookie: `tollgate_session=${token}`, csrf: res.body.csrfToken as string, body: res.body as Record<string, unknown> };
+  return { cookie: `tollgate_session=${token}`, csrf: res.body.csrfToken as string, body: res.body as Record<string, unknown>, requestId: res.headers['x-request-id'] as string };
 }
 
 const DATABASES = {
@@ -105,7 +107,7 @@ describe.each(Object.keys(DATABASES) as Array<keyof typeof DATABASES>)('console 
     expect([bad.status, bad.headers['www-authenticate'], bad.headers['set-cookie'], bad.body]).toEqual([401, 'Bearer', undefined, unauthorized]);
     const v1 = await request(gw.url).post('/admin/session').send({ key: KEYS.teamA });
     expect([v1.status, v1.body.error.code, v1.headers['set-cookie']]).toEqual([403, 'admin_required', undefined]);
-    for (const body of [{}, { key: '' }, { key: 7 }, [KEYS.admin], 'x']) {
+    for (const body of [{}, { key: '' }, { key: 7 }, [KEYS.admin], 'x', null]) {
       const res = await request(gw.url).post('/admin/session').send(JSON.stringify(body)).set('content-type', 'application/json');
       expect([res.status, res.body]).toEqual([
         400,
@@ -187,7 +189,23 @@ describe.each(Object.keys(DATABASES) as Array<keyof typeof DATABASES>)('console 
     const twice = await request(gw.url).delete('/admin/session').set('cookie', session.cookie);
     expect([twice.status, twice.headers['set-cookie']]).toEqual([204, [CLEARED]]);
     const audit = await request(gw.url).get(`/admin/audit?from=${DAY}&to=${DAY}&action=session.delete`).set(admin);
-    expect((audit.body.data as Array<Record<string, unknown>>).map(({ actor, target, result }) => [actor, target, result])).toEqual([['ops', 'ops', 'ok']]);
+    expect((audit.body.data as Array<Record<string, unknown>>).map(({ actor, target, result, requestId }) => [actor, target, result, requestId])).toEqual([
+      ['ops', 'ops', 'ok', out.headers['x-request-id']],
+    ]);
+    const created = await request(gw.url).get(`/admin/audit?from=${DAY}&to=${DAY}&action=session.create`).set(admin);
+    expect((created.body.data as Array<Record<string, unknown>>).map((entry) => entry.requestId)).toContain(session.requestId);
+  });
+
+  it('answers a sign-out from a throttled address 429, and the session lives on', async () => {
+    const session = await signIn(gw.url, KEYS.admin);
+    const address = '198.51.100.77';
+    for (let i = 0; i < 30; i++) {
+      expect((await request(gw.url).post('/admin/session').set('x-forwarded-for', address).send({ key: 'tg-guessed-0000' })).status).toBe(401);
+    }
+    const out = await request(gw.url).delete('/admin/session').set('x-forwarded-for', address).set('cookie', session.cookie).set('x-csrf-token', session.csrf);
+    expect([out.status, out.body.error.code, out.headers['set-cookie']]).toEqual([429, 'too_many_auth_failures', undefined]);
+    const still = await request(gw.url).get('/admin/session').set('cookie', session.cookie);
+    expect([still.status, still.body]).toEqual([200, session.body]);
   });
 
   it('ends a session the moment its admin key is disabled or revoked', async () => {
