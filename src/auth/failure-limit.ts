@@ -7,7 +7,7 @@ import { AuthFailure } from './failure.js';
 /** What the limiters are built with while the limit is off, so a reload can turn it on. */
 const DEFAULT_LIMIT = { perMinute: 30, blockSeconds: 60 } as const;
 const WINDOW_SECONDS = 60;
-/** Addresses remembered as having failed; past it the oldest is forgotten (its count stays in the limiter). */
+/** Addresses remembered as having failed (by default); past it the oldest is forgotten (its count stays in the limiter). */
 const MAX_SUSPECTS = 100_000;
 
 export interface AuthFailureLimitOptions {
@@ -17,6 +17,8 @@ export interface AuthFailureLimitOptions {
   readonly replySilenceMs: number;
   /** A Redis call failed or was skipped (the insurance limiter answered it). */
   readonly onStoreError: () => void;
+  /** How many failing addresses this instance remembers (default 100,000; a test's is small). */
+  readonly maxSuspects?: number;
 }
 
 /**
@@ -29,13 +31,14 @@ export class AuthFailureLimit {
   private readonly insurance: RateLimiterMemory;
   private readonly limiter: RateLimiterMemory | RateLimiterRedis;
   /** Addresses that failed on this instance within a window and a block: the only ones looked up before their key check. */
-  private readonly suspects = new RecentAddresses(MAX_SUSPECTS);
+  private readonly suspects: RecentAddresses;
 
   constructor(
     private settings: FailureLimitConfig,
     connection: RedisConnection | undefined,
     options: AuthFailureLimitOptions,
   ) {
+    this.suspects = new RecentAddresses(options.maxSuspects ?? MAX_SUSPECTS);
     const rules = { keyPrefix: `${options.keyPrefix}auth-failures`, points: (settings ?? DEFAULT_LIMIT).perMinute, duration: WINDOW_SECONDS };
     this.insurance = new RateLimiterMemory(rules);
     if (connection === undefined) {

@@ -221,6 +221,20 @@ describe('auth failure limit (Redis)', () => {
     });
   });
 
+  it('remembers at most maxSuspects failing addresses: past it the oldest is no longer looked up first', async () => {
+    const limit = new AuthFailureLimit({ perMinute: 5, blockSeconds: 60 }, connection, { ...OPTIONS, replySilenceMs: REPLY_SILENCE_MS, maxSuspects: 2 });
+    const [first, second, third] = ['198.51.100.21', '198.51.100.22', '198.51.100.23'];
+    for (const address of [first, second, third]) await fail(limit, address, 1);
+    const lookups = async (address: string): Promise<number> => {
+      const before = await commandsRun();
+      await expect(limit.guard(address, goodKey)).resolves.toBe('team-a');
+      return (await commandsRun()) - before;
+    };
+    expect(await lookups(first)).toBe(0);
+    expect(await lookups(second)).toBeGreaterThan(0);
+    expect(await lookups(third)).toBeGreaterThan(0);
+  });
+
   it('blocks at a raised perMinute while Redis is away too: its insurance limiter takes the reload', async () => {
     const nothingThere = connectRedis({ url: `redis://127.0.0.1:${await freePort()}`, cluster: undefined })!;
     const errors: string[] = [];
