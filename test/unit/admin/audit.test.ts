@@ -24,12 +24,6 @@ const CONFIG_KEYS: readonly StaticKeyConfig[] = [
 ];
 const TODAY = new Date().toISOString().slice(0, 10);
 
-interface Parts {
-  trail: AuditTrail;
-  url: string;
-  databaseErrors: unknown[];
-}
-
 describe('the audit log', () => {
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   afterEach(async () => {
@@ -37,15 +31,14 @@ describe('the audit log', () => {
   });
 
   /** An app with one audited write route and the audit list, as the admin route table wires them. */
-  async function start(options: { open?: boolean } = {}): Promise<Parts> {
+  async function start(options: { open?: boolean } = {}): Promise<{ url: string }> {
     const handle = new StoreHandle({ url: '', path: tempDatabasePath() }, { logger: silentLogger });
     cleanups.push(() => handle.close());
     if (options.open !== false) expect(await handle.open()).toBe(true);
     const keys = new RuntimeKeys();
     const sync: KeySync = startKeySync(handle, keys, { refreshIntervalMs: 60_000, onError: () => undefined });
     cleanups.push(() => sync.stop());
-    const databaseErrors: unknown[] = [];
-    const trail = new AuditTrail(handle, createLogger('silent'), () => databaseErrors.push('database error'));
+    const trail = new AuditTrail(handle, createLogger('silent'), () => undefined);
     cleanups.push(() => trail.close(Date.now() + 1000));
     const write: RequestHandler = (req, res, next) => {
       if (typeof req.headers['x-request-id'] === 'string') res.setHeader('x-request-id', req.headers['x-request-id']);
@@ -61,7 +54,7 @@ describe('the audit log', () => {
       app.get('/admin/audit', listAuditHandler({ handle, trail, keys: new KeyAdmin(handle, keys, sync, () => CONFIG_KEYS) }));
     });
     cleanups.push(() => server.close());
-    return { trail, url: server.url, databaseErrors };
+    return { url: server.url };
   }
 
   const list = async (url: string, query: string, headers: Record<string, string> = {}) => {
