@@ -22,6 +22,8 @@ const CALLS: Call[] = [
   ['a limit name', 'patch', '/admin/keys/key-x', { limits: { 'r\u0000pm': 1 } }, inBody('limits.r\u0000pm')],
   ['a resource id in the path', 'put', '/admin/resources/model/a%00b', { team: 'team-a', project: 'rl' }, inPath],
   ['a key id in the path', 'get', '/admin/keys/a%00b', undefined, inPath],
+  // The URL's last three characters, with no query after them: the path check must read to the very end.
+  ['a key id ending the path', 'get', '/admin/keys/abc%00', undefined, inPath],
   ['a query filter', 'get', `/admin/resources?team=a%00b`, undefined, inQuery('team')],
   ['an audit filter', 'get', `/admin/audit?from=${today}&to=${today}&action=a%00b`, undefined, inQuery('action')],
 ];
