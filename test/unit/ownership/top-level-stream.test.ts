@@ -11,7 +11,8 @@ import { body, expectStreamedAgrees, gatewayReading, KNOWN } from './guarded-bod
  */
 
 const SEED = 20261126;
-const BODIES = 2000;
+/** FUZZ_SCALE, as in owner-fields-python.test.ts: more bodies for a hunt by hand, fewer for a mutation run (each mutant reads them all). */
+const BODIES = Math.round(2000 * Number(process.env['FUZZ_SCALE'] ?? '1'));
 
 describe('the streamed owner-field reader reaches the whole-body reader’s verdict', () => {
   it(`on ${BODIES} generated bodies (seed ${SEED}), each cut whole, byte by byte and at random points`, () => {
