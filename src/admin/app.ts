@@ -67,8 +67,9 @@ function expressClientError(err: unknown): GatewayError | undefined {
   if (err instanceof URIError) return malformedPathEncoding();
   if (type === 'entity.parse.failed') return errors.adminBodyNotJson();
   if (type === 'entity.too.large') return errors.adminBodyTooLarge();
-  if (type === 'charset.unsupported' || type === 'encoding.unsupported') return errors.adminBodyNotUtf8();
-  if (typeof code === 'string' && code.startsWith('Z_')) return errors.adminBodyUndecodable();
+  if (type === 'charset.unsupported') return errors.adminBodyNotUtf8();
+  // A content-encoding body-parser does not take (`compress`), or one whose bytes do not inflate (zlib's Z_* codes).
+  if (type === 'encoding.unsupported' || (typeof code === 'string' && code.startsWith('Z_'))) return errors.adminBodyUndecodable();
   // What body-parser has left are 400s (an aborted upload, a length that did not match); its 403 needs a `verify` we do not pass.
   return errors.adminBodyUnreadable();
 }
@@ -151,7 +152,7 @@ function mountAdminRoutes(app: Express, deps: OperationsAppDeps, sessions: Conso
 }
 
 /** The one error middleware: every failure as its GatewayError, a 500 (our fault) logged with its stack. */
-function renderErrors(deps: OperationsAppDeps): ErrorRequestHandler {
+export function renderErrors(deps: Pick<OperationsAppDeps, 'logger' | 'metrics'>): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const error = expressClientError(err) ?? asGatewayError(err);
     if (error.status === 500) deps.logger.error({ err, path: req.path }, 'unhandled error');

@@ -67,15 +67,33 @@ export function dayRange(query: Record<string, unknown>, maxDays: number): { fro
   return { from, to };
 }
 
-/** The path (`limits.rpm`, `body` for the body itself) of the first string or key holding a NUL, if any. */
-function nulPathOf(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const at = path === 'body' ? key : `${path}.${key}`;
-    if (key.includes('\u0000')) return at;
-    const found = nulPathOf(item, at);
-    if (found !== undefined) return found;
+/** An object or array being walked: its members, and how many of them have been looked at. */
+interface Walk {
+  readonly members: Array<[key: string, value: unknown]>;
+  next: number;
+}
+
+/** The keys from the body down to the member just looked at, joined: `limits.rpm`. */
+const pathOf = (walks: readonly Walk[]): string => walks.map((walk) => walk.members[walk.next - 1]![0]).join('.');
+
+/**
+ * The path (`limits.rpm`, `body` for the body itself) of the first string or key holding a NUL,
+ * if any. A loop, not recursion: a 64 KB body can nest 30,000 deep, past the call stack, and its
+ * path is built only when there is one to name.
+ */
+function nulPathOf(body: unknown): string | undefined {
+  if (typeof body === 'string') return body.includes('\u0000') ? 'body' : undefined;
+  if (typeof body !== 'object' || body === null) return undefined;
+  const walks: Walk[] = [{ members: Object.entries(body), next: 0 }];
+  while (walks.length > 0) {
+    const walk = walks[walks.length - 1]!;
+    if (walk.next === walk.members.length) {
+      walks.pop();
+      continue;
+    }
+    const [key, value] = walk.members[walk.next++]!;
+    if (key.includes('\u0000') || (typeof value === 'string' && value.includes('\u0000'))) return pathOf(walks);
+    if (typeof value === 'object' && value !== null) walks.push({ members: Object.entries(value), next: 0 });
   }
   return undefined;
 }
@@ -93,6 +111,6 @@ export const refuseNul: RequestHandler = (req, _res, next) => {
     const name = part.split('=', 1)[0] ?? '';
     return next(invalidQuery(name, `Query parameter "${name}" must not contain NUL (%00).`));
   }
-  const at = nulPathOf(req.body, 'body');
+  const at = nulPathOf(req.body);
   next(at === undefined ? undefined : invalidRequest(at, `${at}: must not contain NUL (U+0000)`));
 };

@@ -118,6 +118,34 @@ describe('malformed input', () => {
     expectNoStackLogged();
   });
 
+  const bodyError = (status: number, message: string, code = 'invalid_request', type = 'invalid_request_error', param: string | null = 'body') => [status, { error: { message, type, param, code } }];
+  const DEEP = 20_000;
+  it.each([
+    ['a body past 64 KB', { 'content-type': 'application/json' }, JSON.stringify({ team: 'team-a', description: 'x'.repeat(70_000) }), bodyError(413, 'The body exceeds the limit of 64 KB for admin requests.', 'request_too_large', 'invalid_request_error', null)],
+    ['a charset other than UTF-8', { 'content-type': 'application/json; charset=latin1' }, '{"team":"team-a"}', bodyError(400, 'The body must be UTF-8 JSON.')],
+    ['a content-encoding it does not take', { 'content-type': 'application/json', 'content-encoding': 'compress' }, '{"team":"team-a"}', bodyError(400, 'The body could not be decoded (content-encoding).')],
+    // A JSON value that is not an object is read (not refused as "not JSON"), so the route says what it wanted.
+    ['a JSON null', { 'content-type': 'application/json' }, 'null', bodyError(400, 'team: Invalid input: expected string, received undefined', 'invalid_request', 'invalid_request_error', 'team')],
+    // Past the call stack of a recursive walk: a 500 with a stack before the walk for NULs became a loop.
+    [`an array ${DEEP} deep`, { 'content-type': 'application/json' }, `{"team":"team-a","description":${'['.repeat(DEEP)}${']'.repeat(DEEP)}}`, bodyError(400, 'description: Invalid input: expected string, received array', 'invalid_request', 'invalid_request_error', 'description')],
+    [`a NUL ${DEEP} arrays deep`, { 'content-type': 'application/json' }, `{"team":"team-a","description":${'['.repeat(DEEP)}"\\u0000"${']'.repeat(DEEP)}}`, bodyError(400, `description${'.0'.repeat(DEEP)}: must not contain NUL (U+0000)`, 'invalid_request', 'invalid_request_error', `description${'.0'.repeat(DEEP)}`)],
+  ] as const)('answers an admin write with %s as the 4xx it is, and logs no stack', async (_name, headers, body, answer) => {
+    const res = await request(url).post('/admin/keys').set('authorization', bearer(KEYS.admin)).set(headers).send(body);
+    expect([res.status, res.body]).toEqual(answer);
+    expectNoStackLogged();
+  });
+
+  it('does not read a body on a route that takes none', async () => {
+    const res = await request(url).delete('/admin/keys/no-such-key').set('authorization', bearer(KEYS.admin)).set('content-type', 'application/json').send('{ not json');
+    expect([res.status, res.body.error.code]).toEqual([404, 'key_not_found']);
+  });
+
+  it('answers the admin API without x-powered-by or an etag, with the client’s x-request-id', async () => {
+    const res = await request(url).get('/admin/keys').set('authorization', bearer(KEYS.admin)).set('x-request-id', 'req-admin-7');
+    expect(res.status).toBe(200);
+    expect([res.headers['x-powered-by'], res.headers['etag'], res.headers['x-request-id']]).toEqual([undefined, undefined, 'req-admin-7']);
+  });
+
   it.each([
     ['delete', '/v1/preview/models/%ZZ'],
     ['get', '/v1/preview/models/%ZZ/checkpoints'],

@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readyUpstreams, startStack } from '../../helpers/gateway.js';
@@ -219,8 +219,31 @@ describe('gateway-owned endpoints', () => {
       const ready = await request(other.gw.url).get('/readyz');
       expect(ready.status).toBe(503);
       expect(ready.body).toEqual({ status: 'draining', store: 'connected', database: 'connected', upstreams: readyUpstreams(other.gw.config) });
-      expect(ready.headers.connection).toBe('close');
     } finally {
+      await other.close();
+    }
+  });
+
+  it('asks a keep-alive client to close its connection on the operational endpoints once draining, not before', async () => {
+    const other = await startStack();
+    const agent = new Agent({ keepAlive: true });
+    // A client that asks to keep its connection (supertest's does not), so `close` is the gateway's word.
+    const headersOf = (path: string): Promise<IncomingHttpHeaders> =>
+      new Promise((resolve, reject) => {
+        httpRequest(`${other.gw.url}${path}`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers));
+        })
+          .on('error', reject)
+          .end();
+      });
+    try {
+      expect((await headersOf('/healthz')).connection).toBe('keep-alive');
+      other.gw.gateway.startDraining();
+      expect((await headersOf('/healthz')).connection).toBe('close');
+      expect((await headersOf('/admin/usage')).connection).toBe('close');
+    } finally {
+      agent.destroy();
       await other.close();
     }
   });
