@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js
 
 const admin = { authorization: bearer(KEYS.admin) };
 const today = utcDay();
-const inBody = (param: string) => ({ error: { message: `${param}: must not contain NUL (U+0000)`, type: 'invalid_request_error', param, code: 'invalid_request' } });
+const inBody = (param: string, message = `${param}: must not contain NUL (U+0000)`) => ({ error: { message, type: 'invalid_request_error', param, code: 'invalid_request' } });
 const inQuery = (param: string) => ({ error: { message: `Query parameter "${param}" must not contain NUL (%00).`, type: 'invalid_request_error', param, code: 'invalid_query' } });
 const inPath = { error: { message: 'The request path contains an encoded NUL (%00), which is not allowed.', type: 'invalid_request_error', param: null, code: 'invalid_path' } };
 
@@ -52,6 +52,14 @@ describe.each(['sqlite', 'postgres'] as const)('NUL in admin requests (%s)', (di
     const call = request(gw.url)[method](url).set(admin);
     const res = await (body === undefined ? call : call.send(body));
     expect([res.status, res.body]).toEqual([400, answer]);
+  });
+
+  it('names the body itself when the body is a JSON string holding a NUL, and leaves one without to the route', async () => {
+    const post = (json: string) => request(gw.url).post('/admin/keys').set(admin).set('content-type', 'application/json').send(json);
+    const withNul = await post('"a\\u0000b"');
+    expect([withNul.status, withNul.body]).toEqual([400, inBody('body')]);
+    const without = await post('"ab"');
+    expect([without.status, without.body]).toEqual([400, inBody('body', 'body: Invalid input: expected object, received string')]);
   });
 
   it('answers 400 invalid_path for an encoded NUL in a /v1 path, and forwards nothing', async () => {
