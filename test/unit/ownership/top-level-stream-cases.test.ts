@@ -166,6 +166,13 @@ describe('TopLevelStream, case by case', () => {
     expect(reading(bytes)).toEqual(expected);
   });
 
+  it('takes exactly four bytes for the encoding check, however the body is cut: a NUL in the fifth is a raw control character', () => {
+    for (const parts of [['{', '"ab\u0000":1}'], ['{"', 'ab\u0000":1}'], ['{"a', 'b\u0000":1}']]) {
+      expect(readIn(parts.map((part) => Buffer.from(part))), parts.join(' | ')).toEqual(refusedAtOnce('syntax'));
+    }
+    expect(readIn([Buffer.from('{'), Buffer.from('"name":"x"}')])).toEqual(read(['name', 'x']));
+  });
+
   it('stays refused once it has refused: every later write and the end throw, even bytes that would read on from there', () => {
     const stream = new TopLevelStream(WANTED, LIMITS, () => undefined);
     expect(() => stream.write(Buffer.from('{"a":x'))).toThrow(StreamRefused);
