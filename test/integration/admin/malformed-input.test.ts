@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { createGatewayServer } from '../../../src/server.js';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { testConfig } from '../../helpers/gateway.js';
+import { jsonLineSink } from '../../helpers/log-lines.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 
 const INVALID_PATH = {
@@ -46,12 +46,7 @@ describe('malformed input', () => {
   beforeAll(async () => {
     service = await startTrainingService();
     inference = await startInferenceHost();
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    });
+    const sink = jsonLineSink(lines);
     const config = testConfig({ service: service.url, inference: inference.url });
     gateway = await createGateway(config, { logger: pino({ level: 'trace' }, sink) });
     server = createGatewayServer(config, gateway.handleRequest).listen(0, '127.0.0.1');

@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +9,7 @@ import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { testConfig } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
+import { jsonLineSink } from '../../helpers/log-lines.js';
 
 /** One JSON log line per request, with what an operator needs and never a credential. */
 describe('request log', () => {
@@ -24,13 +24,7 @@ describe('request log', () => {
   beforeAll(async () => {
     service = await startTrainingService();
     inference = await startInferenceHost();
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        raw += chunk.toString();
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    });
+    const sink = jsonLineSink(lines, (text) => (raw += text));
     gateway = await createGateway(testConfig({ service: service.url, inference: inference.url }), { logger: pino({ level: 'info' }, sink) });
     server = createServer(gateway.handleRequest).listen(0, '127.0.0.1');
     await once(server, 'listening');

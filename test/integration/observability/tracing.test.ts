@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { startTrainingService, type FakeUpstream } from '../../fixtures/training
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type ReceivedSpan } from '../../fixtures/otlp-receiver.js';
 import { metricValue, startStack, testConfig } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
+import { jsonLineSink } from '../../helpers/log-lines.js';
 
 /** SPEC 18: spans the SDK sends to an OTLP/HTTP collector, as the collector decodes them. */
 
@@ -408,12 +408,7 @@ describe('trace ids on log lines, and tracing off', () => {
   });
 
   async function start(overrides: Record<string, unknown>): Promise<string> {
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    });
+    const sink = jsonLineSink(lines);
     const config = testConfig({ service: service.url, inference: inference.url }, overrides);
     const gateway = await createGateway(config, { logger: pino({ level: 'info' }, sink) });
     const server = createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents).listen(0, '127.0.0.1');

@@ -1,6 +1,5 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
 import request from 'supertest';
@@ -10,6 +9,7 @@ import { databaseUnavailable } from '../../../src/admin/audit.js';
 import { errors } from '../../../src/errors.js';
 import { createMetrics, type Metrics } from '../../../src/observability/index.js';
 import { seriesValue } from '../../helpers/gateway.js';
+import { jsonLineSink } from '../../helpers/log-lines.js';
 
 /**
  * The operations app's one error middleware: a failure of ours is a 500 whose stack goes to the
@@ -24,12 +24,7 @@ describe('the operations app’s error rendering', () => {
   let url: string;
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    });
+    const sink = jsonLineSink(lines);
     metrics = createMetrics();
     const app = express();
     app.get('/bug', () => {
