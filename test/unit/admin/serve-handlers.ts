@@ -1,7 +1,9 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { asGatewayError, writeError } from '../../../src/errors.js';
+import express, { type Express, type RequestHandler } from 'express';
+import pino from 'pino';
+import { renderErrors } from '../../../src/admin/app.js';
+import { createMetrics } from '../../../src/observability/index.js';
 
 /**
  * Scope for a handler under test, from test-only request headers: `x-admin: <id>:<role>` sets the
@@ -15,19 +17,18 @@ const actingAs: RequestHandler = (req, res, next) => {
   next();
 };
 
-/** Renders a handler's error as the app does, naming its code for the audit hook. */
-const renderError: ErrorRequestHandler = (err, _req, res, _next) => {
-  const error = asGatewayError(err);
-  res.locals.errorCode = error.code;
-  writeError(res, error);
-};
+/** Where the app's error rendering logs 500s and counts database errors (by default: nowhere a test reads). */
+export type ErrorRenderingDeps = Parameters<typeof renderErrors>[0];
 
-/** Admin handlers on a bare Express app on a free loopback port, with the app's error rendering. */
-export async function serveHandlers(mount: (app: Express) => void): Promise<{ url: string; close(): Promise<void> }> {
+/** Admin handlers on a bare Express app on a free loopback port, with the app's own error rendering. */
+export async function serveHandlers(
+  mount: (app: Express) => void,
+  rendering: ErrorRenderingDeps = { logger: pino({ level: 'silent' }), metrics: createMetrics() },
+): Promise<{ url: string; close(): Promise<void> }> {
   const app = express();
   app.use(actingAs);
   mount(app);
-  app.use(renderError);
+  app.use(renderErrors(rendering));
   const server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return {
