@@ -2,7 +2,7 @@ import request from 'supertest';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { overviewHandler } from '../../../src/admin/overview.js';
 import { Ledger } from '../../../src/metering/index.js';
-import { StoreHandle, type LedgerRow } from '../../../src/store/index.js';
+import { StoreHandle, type DatabaseSettings, type LedgerRow } from '../../../src/store/index.js';
 import { silentLogger } from '../../../src/store/core/logger.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
@@ -37,32 +37,49 @@ async function overviewAt(url: string, teamScope?: string): Promise<Overview> {
   return res.body as Overview;
 }
 
-describe('GET /admin/overview on the calendar', () => {
-  let handle: StoreHandle;
-  let ledger: Ledger;
-  let server: Awaited<ReturnType<typeof serveHandlers>>;
-  let url: string;
+/** The overview handler over a real store, the ledger it flushes before reading, and what that ledger dropped or failed to write. */
+interface ServedOverview {
+  readonly handle: StoreHandle;
+  readonly ledger: Ledger;
+  readonly url: string;
+  readonly dropped: readonly string[];
+  close(): Promise<void>;
+}
+
+async function serveOverview(settings: DatabaseSettings): Promise<ServedOverview> {
   const dropped: string[] = [];
+  const handle = new StoreHandle(settings, { logger: silentLogger });
+  expect(await handle.open()).toBe(true);
+  const ledger = new Ledger(handle, { enabled: () => true, retentionDays: () => 400, onDropped: (row) => dropped.push(row.requestId), onDatabaseError: (err) => dropped.push(String(err)) });
+  const server = await serveHandlers((app) => app.get('/admin/overview', overviewHandler({ handle, ledger, currency: () => 'EUR' })));
+  return {
+    handle,
+    ledger,
+    url: server.url,
+    dropped,
+    async close() {
+      await server.close();
+      await ledger.close(Date.now() + 1000);
+      await handle.close();
+    },
+  };
+}
+
+describe('GET /admin/overview on the calendar', () => {
+  let served: ServedOverview;
 
   beforeEach(async () => {
-    dropped.length = 0;
     vi.useFakeTimers({ toFake: ['Date'] });
-    handle = new StoreHandle({ url: '', path: tempDatabasePath() }, { logger: silentLogger });
-    expect(await handle.open()).toBe(true);
-    ledger = new Ledger(handle, { enabled: () => true, retentionDays: () => 400, onDropped: (row) => dropped.push(row.requestId), onDatabaseError: (err) => dropped.push(String(err)) });
-    server = await serveHandlers((app) => app.get('/admin/overview', overviewHandler({ handle, ledger, currency: () => 'EUR' })));
-    url = server.url;
+    served = await serveOverview({ url: '', path: tempDatabasePath() });
   });
   afterEach(async () => {
-    await server.close();
-    await ledger.close(Date.now() + 1000);
-    await handle.close();
+    await served.close();
     vi.useRealTimers();
-    expect(dropped).toEqual([]);
+    expect(served.dropped).toEqual([]);
   });
 
-  const seed = (rows: ReadonlyArray<Partial<LedgerRow> & { at: string }>): Promise<void> => seedInto(handle, rows);
-  const overview = (teamScope?: string): Promise<Overview> => overviewAt(url, teamScope);
+  const seed = (rows: ReadonlyArray<Partial<LedgerRow> & { at: string }>): Promise<void> => seedInto(served.handle, rows);
+  const overview = (teamScope?: string): Promise<Overview> => overviewAt(served.url, teamScope);
 
   const dayCost = (day: string, team: string, cost: number) => ({ day, team, cost });
   it.each([
@@ -112,8 +129,8 @@ describe('GET /admin/overview on the calendar', () => {
   it('reads a row the ledger was handed just before, not yet written by its own timer', async () => {
     vi.setSystemTime(new Date('2026-03-05T12:00:00.000Z'));
     const { id: _id, ...entry } = ledgerRow({ at: new Date(Date.now() - HOUR / 2).toISOString(), team: 'team-z', costNanos: 3_000_000_000 });
-    ledger.record(entry);
-    expect(ledger.pending).toBe(1);
+    served.ledger.record(entry);
+    expect(served.ledger.pending).toBe(1);
     const body = await overview();
     expect([body.today, body.lastHour.requests]).toEqual([{ requests: 1, tokens: 120, cost: 3 }, 1]);
   });
@@ -165,27 +182,19 @@ describe('GET /admin/overview on the calendar', () => {
  */
 describe('GET /admin/overview on PostgreSQL, whose grouping comes back in any order', () => {
   let database: TestDatabase;
-  let handle: StoreHandle;
-  let ledger: Ledger;
-  let server: Awaited<ReturnType<typeof serveHandlers>>;
+  let served: ServedOverview;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    await database.query(`ALTER DATABASE ${database.name} SET enable_sort = off`);
-    await database.query(`ALTER DATABASE ${database.name} SET enable_indexscan = off`);
-    await database.query(`ALTER DATABASE ${database.name} SET enable_indexonlyscan = off`);
-    await database.query(`ALTER DATABASE ${database.name} SET enable_bitmapscan = off`);
-    handle = new StoreHandle({ url: database.url, path: '' }, { logger: silentLogger });
-    expect(await handle.open()).toBe(true);
-    ledger = new Ledger(handle, { enabled: () => true, retentionDays: () => 400, onDropped: () => undefined, onDatabaseError: () => undefined });
-    server = await serveHandlers((app) => app.get('/admin/overview', overviewHandler({ handle, ledger, currency: () => 'EUR' })));
+    // Set for the database before the store connects: every connection of its pool plans this way.
+    for (const plan of ['enable_sort', 'enable_indexscan', 'enable_indexonlyscan', 'enable_bitmapscan']) await database.query(`ALTER DATABASE ${database.name} SET ${plan} = off`);
+    served = await serveOverview({ url: database.url, path: '' });
   });
   afterAll(async () => {
-    await server.close();
-    await ledger.close(Date.now() + 1000);
-    await handle.close();
+    await served.close();
     vi.useRealTimers();
     await database.drop();
+    expect(served.dropped).toEqual([]);
   });
 
   it('answers the cost per day and team in day, then team (code-unit) order', async () => {
@@ -193,12 +202,12 @@ describe('GET /admin/overview on PostgreSQL, whose grouping comes back in any or
     vi.setSystemTime(new Date('2026-03-05T12:00:00.000Z'));
     const teams = ['team-b', 'Team-Z', 'team-a', 'a-z', 'ab', 'team-10', 'team-9', 'x_y', 'xy', 'm', 'n', 'B'];
     const days = ['2026-03-03', '2026-03-01', '2026-03-04'];
-    await seedInto(handle, days.flatMap((day) => teams.map((team, i) => ({ at: `${day}T08:00:00.000Z`, team, costNanos: (i + 1) * 1_000_000_000 }))));
+    await seedInto(served.handle, days.flatMap((day) => teams.map((team, i) => ({ at: `${day}T08:00:00.000Z`, team, costNanos: (i + 1) * 1_000_000_000 }))));
     // The premise: the store's own answer is not in that order (a hash aggregate's), so the order below is the overview's doing.
-    const stored = (await handle.require().usageCells({ from: '2026-02-04', to: '2026-03-05', by: 'day-team' })).map((c) => `${c.day} ${c.team}`);
+    const stored = (await served.handle.require().usageCells({ from: '2026-02-04', to: '2026-03-05', by: 'day-team' })).map((c) => `${c.day} ${c.team}`);
     expect(stored).not.toEqual([...stored].sort());
 
-    const { costPerDay } = await overviewAt(server.url);
+    const { costPerDay } = await overviewAt(served.url);
     const sortedTeams = [...teams].sort();
     expect(costPerDay).toEqual([...days].sort().flatMap((day) => sortedTeams.map((team) => ({ day, team, cost: teams.indexOf(team) + 1 }))));
   });
