@@ -44,6 +44,14 @@ const refusedAtOnce = (kind: StreamRefusal['kind']): Reading => ({ refused: kind
 /** Refused only when the body ended (it might still have become readable). */
 const refusedAtEnd = (kind: StreamRefusal['kind']): Reading => ({ refused: kind, at: 'end' });
 
+type Case = readonly [name: string, body: string | readonly number[], expected: Reading];
+
+/** One test a case, each reading its body (whole and byte by byte) as `expected`. */
+const readsAs = (title: string, cases: readonly Case[]): void =>
+  it.each(cases)(title, (_name, body, expected) => {
+    expect(reading(body)).toEqual(expected);
+  });
+
 describe('TopLevelStream, case by case', () => {
   it.each([
     ['\\"', '{"name":"a\\"b"}', 'a"b'],
@@ -75,16 +83,14 @@ describe('TopLevelStream, case by case', () => {
     expect(reading('{"name":"a\\xb"}')).toEqual(refusedAtOnce('syntax'));
   });
 
-  it.each([
+  readsAs('takes or refuses %s inside a string', [
     ['a raw 0x1f', '{"a":"\u001f"}', refusedAtOnce('syntax')],
     ['a raw 0x00', '{"a":"\u0000"}', refusedAtOnce('syntax')],
     ['a space (0x20)', '{"a":" "}', NONE],
     ['DEL (0x7f)', '{"a":"\u007f"}', NONE],
-  ])('takes or refuses %s inside a string', (_name, body, expected) => {
-    expect(reading(body)).toEqual(expected);
-  });
+  ]);
 
-  it.each([
+  readsAs('reads the constant %s', [
     ['null', '{"a":null,"name":null}', read(['name', undefined])],
     ['true', '{"a":true}', NONE],
     ['false', '{"a":false}', NONE],
@@ -94,11 +100,9 @@ describe('TopLevelStream, case by case', () => {
     ['a constant misspelt', '{"a":nuxl}', refusedAtOnce('syntax')],
     ['a constant cut short', '{"a":fals}', refusedAtOnce('syntax')],
     ['-Inf', '{"a":-Inf}', refusedAtOnce('syntax')],
-  ])('reads the constant %s', (_name, body, expected) => {
-    expect(reading(body)).toEqual(expected);
-  });
+  ]);
 
-  it.each([
+  readsAs('reads the number %s', [
     ['0', '{"a":0}', NONE],
     ['-0', '{"a":-0}', NONE],
     ['0.5', '{"a":0.5}', NONE],
@@ -124,11 +128,9 @@ describe('TopLevelStream, case by case', () => {
     ['1e, then more members', '{"a":1e,"b":1}', refusedAtOnce('syntax')],
     ['1e+ with no digits', '{"a":1e+}', refusedAtOnce('syntax')],
     ['1.5.3', '{"a":1.5.3}', refusedAtOnce('syntax')],
-  ])('reads the number %s', (_name, body, expected) => {
-    expect(reading(body)).toEqual(expected);
-  });
+  ]);
 
-  it.each([
+  readsAs('reads the structure: %s', [
     ['an array at the top', '["name","x"]', refusedAtOnce('syntax')],
     ['members of an object in brackets', '["name":"x"}', refusedAtOnce('syntax')],
     ['a comma for a colon', '{"a",1}', refusedAtOnce('syntax')],
@@ -140,9 +142,7 @@ describe('TopLevelStream, case by case', () => {
     ['a \\u escape cut short', '{"name":"\\u12', refusedAtEnd('syntax')],
     ['depth 4 (the limit)', '{"a":[[[1]]]}', NONE],
     ['depth 5', '{"a":[[[[1]]]]}', refusedAtOnce('syntax')],
-  ])('reads the structure: %s', (_name, body, expected) => {
-    expect(reading(body)).toEqual(expected);
-  });
+  ]);
 
   it('reports wanted keys of the top-level object only, each once', () => {
     expect(reading('{"a":{"name":"x","model_id":"y"},"b":[{"name":1}]}')).toEqual(NONE);
@@ -154,7 +154,7 @@ describe('TopLevelStream, case by case', () => {
     expect(reading('{"a":"\\ud800"}')).toEqual(NONE);
   });
 
-  it.each([
+  readsAs('reads the first bytes and the encoding: %s', [
     ['a UTF-8 byte order mark', [0xef, 0xbb, 0xbf, ...Buffer.from('{"a":1}')], refusedAtOnce('encoding')],
     ['UTF-16 (a NUL among the first four bytes)', [...Buffer.from('{"a":1}', 'utf16le')], refusedAtOnce('encoding')],
     ['bytes that are not UTF-8', [...Buffer.from('{"a":"'), 0xff, ...Buffer.from('"}')], refusedAtOnce('encoding')],
@@ -162,9 +162,7 @@ describe('TopLevelStream, case by case', () => {
     ['a 3-byte character across the first four bytes', [...Buffer.from('{"€":1}')], NONE],
     ['¿ (0xc2 0xbf) as the second character', [...Buffer.from('{¿}')], refusedAtOnce('syntax')],
     ['a body shorter than four bytes', [...Buffer.from('{}')], NONE],
-  ])('reads the first bytes and the encoding: %s', (_name, bytes, expected) => {
-    expect(reading(bytes)).toEqual(expected);
-  });
+  ]);
 
   it('takes exactly four bytes for the encoding check, however the body is cut: a NUL in the fifth is a raw control character', () => {
     for (const parts of [['{', '"ab\u0000":1}'], ['{"', 'ab\u0000":1}'], ['{"a', 'b\u0000":1}']]) {
