@@ -1,0 +1,272 @@
+import { SpanKind, TraceFlags, type AttributeValue, type HrTime } from '@opentelemetry/api';
+import { addHrTimes, millisToHrTime, TraceState } from '@opentelemetry/core';
+import type { RequestRecord, StepFacts } from './export-messages.js';
+import { ProtobufWriter } from './protobuf-writer.js';
+
+/**
+ * Traced requests as OTLP protobuf, written straight from their records: the bytes the SDK's
+ * ProtobufTraceSerializer writes for the same spans handed to it as ReadableSpans (the SDK's
+ * span order, fields and defaults; test/unit/tracing/otlp-spans.test.ts holds the two side by
+ * side), without making the span objects, their time tuples and their binary ids first, and
+ * without sizing every message before writing it. That work was most of the export thread's
+ * CPU, and on a machine whose cores are busy its CPU is taken from requests (docs/tracing.md, "Cost").
+ */
+
+/** Tags (field number << 3 | wire type) of the OTLP messages written here. */
+const TAG = {
+  /** ExportTraceServiceRequest.resource_spans, ResourceSpans.resource, ScopeSpans.scope, KeyValue.key, AnyValue.string_value, ArrayValue.values, Resource.attributes, InstrumentationScope.name */
+  field1: 0x0a,
+  /** ResourceSpans.scope_spans, ScopeSpans.spans, KeyValue.value */
+  field2: 0x12,
+  resourceDroppedAttributes: 0x10,
+  spanTraceId: 0x0a,
+  spanId: 0x12,
+  spanTraceState: 0x1a,
+  spanParentId: 0x22,
+  spanName: 0x2a,
+  spanKind: 0x30,
+  spanStart: 0x39,
+  spanEnd: 0x41,
+  spanAttribute: 0x4a,
+  spanDroppedAttributes: 0x50,
+  spanDroppedEvents: 0x60,
+  spanDroppedLinks: 0x70,
+  spanStatus: 0x7a,
+  statusMessage: 0x12,
+  statusCode: 0x18,
+  boolValue: 0x10,
+  intValue: 0x18,
+  doubleValue: 0x21,
+  arrayValue: 0x2a,
+} as const;
+/** Span.flags (field 16, fixed32): two bytes of tag. */
+const SPAN_FLAGS_TAG = [0x85, 0x01] as const;
+/** Span.flags: the W3C trace flags, and whether the parent is known to be remote (and is). */
+const FLAG_HAS_IS_REMOTE = 0x100;
+const FLAG_IS_REMOTE = 0x200;
+/** OTLP's SpanKind counts from UNSPECIFIED (0): the API's kinds are one lower. */
+const otlpKind = (kind: SpanKind): number => kind + 1;
+/** OTLP's status codes: UNSET 0, ERROR 2. */
+const STATUS_UNSET = 0;
+const STATUS_ERROR = 2;
+
+const INT64_MIN = -(2 ** 63);
+const INT64_END = 2 ** 63;
+
+/** A key's `KeyValue.key` field, encoded once: the gateway's attribute keys are a few dozen names in its code. */
+const MAX_CACHED_KEYS = 256;
+
+/** Hex span ids for the steps (a test's, to compare with the SDK's output); by default they are random bytes written in place. */
+export type SpanIdSource = () => string;
+
+export class OtlpSpanEncoder {
+  private readonly origin: HrTime;
+  private readonly keys = new Map<string, Buffer>();
+
+  constructor(
+    /** Where the spans are written. */
+    private readonly writer: ProtobufWriter,
+    /** The request thread's performance.timeOrigin (ms since the epoch): records count from it. */
+    timeOrigin: number,
+    private readonly stepSpanId?: SpanIdSource,
+  ) {
+    this.origin = millisToHrTime(timeOrigin);
+  }
+
+  /**
+   * Writes a request's spans (its steps, its CLIENT span, its SERVER span: the order they were
+   * handed to the SDK) as `ScopeSpans.spans` fields. A record whose ids are not hex of their
+   * length writes nothing and returns false.
+   */
+  write(record: RequestRecord): boolean {
+    const mark = this.writer.pos;
+    const start = addHrTimes(this.origin, millisToHrTime(record.start));
+    const traceState = record.parent?.traceState === undefined ? '' : new TraceState(record.parent.traceState).serialize();
+    const serverId = record.server.id;
+    let ok = true;
+    for (const step of record.steps) ok &&= this.span(record, step, this.stepSpanId?.(), serverId, false, SpanKind.INTERNAL, start, traceState);
+    if (record.client) ok &&= this.span(record, record.client, record.client.id, serverId, false, SpanKind.CLIENT, start, traceState);
+    const parent = record.parent;
+    ok &&= this.span(record, record.server, serverId, parent?.spanId, parent !== undefined, SpanKind.SERVER, start, traceState);
+    if (!ok) this.writer.pos = mark;
+    return ok;
+  }
+
+  private span(
+    record: RequestRecord,
+    facts: StepFacts,
+    /** Undefined: a random id (a step's). */
+    spanId: string | undefined,
+    parentId: string | undefined,
+    parentIsRemote: boolean,
+    kind: SpanKind,
+    start: HrTime,
+    traceState: string,
+  ): boolean {
+    const w = this.writer;
+    w.byte(TAG.field2);
+    const at = w.begin();
+    w.byte(TAG.spanTraceId);
+    let ok = w.hexBytes(record.traceId, 16);
+    w.byte(TAG.spanId);
+    if (spanId === undefined) w.randomBytes(8);
+    else ok = w.hexBytes(spanId, 8) && ok;
+    if (traceState !== '') {
+      w.byte(TAG.spanTraceState);
+      w.string(traceState);
+    }
+    if (parentId) {
+      w.byte(TAG.spanParentId);
+      ok = w.hexBytes(parentId, 8) && ok;
+    }
+    w.byte(TAG.spanName);
+    w.string(facts.name);
+    w.byte(TAG.spanKind);
+    w.varint(otlpKind(kind));
+    w.byte(TAG.spanStart);
+    writeTime(w, start, facts.start);
+    w.byte(TAG.spanEnd);
+    writeTime(w, start, facts.end);
+    for (const key in facts.attributes) this.attribute(TAG.spanAttribute, key, facts.attributes[key]);
+    w.byte(TAG.spanDroppedAttributes);
+    w.byte(0);
+    w.byte(TAG.spanDroppedEvents);
+    w.byte(0);
+    w.byte(TAG.spanDroppedLinks);
+    w.byte(0);
+    w.byte(TAG.spanStatus);
+    const status = w.begin();
+    if (facts.error !== undefined && facts.error !== '') {
+      w.byte(TAG.statusMessage);
+      w.string(facts.error);
+    }
+    w.byte(TAG.statusCode);
+    w.byte(facts.error === undefined ? STATUS_UNSET : STATUS_ERROR);
+    w.end(status);
+    w.byte(SPAN_FLAGS_TAG[0]);
+    w.byte(SPAN_FLAGS_TAG[1]);
+    w.fixed32(TraceFlags.SAMPLED | FLAG_HAS_IS_REMOTE | (parentIsRemote ? FLAG_IS_REMOTE : 0));
+    w.end(at);
+    return ok;
+  }
+
+  /** One `KeyValue` under the field `tag`. */
+  private attribute(tag: number, key: string, value: AttributeValue | undefined): void {
+    const w = this.writer;
+    w.byte(tag);
+    const at = w.begin();
+    const cached = this.keys.get(key);
+    if (cached) w.raw(cached);
+    else {
+      const from = w.pos;
+      w.byte(TAG.field1);
+      w.string(key);
+      if (this.keys.size < MAX_CACHED_KEYS) this.keys.set(key, w.copyFrom(from));
+    }
+    w.byte(TAG.field2);
+    const valueAt = w.begin();
+    writeAnyValue(w, value);
+    w.end(valueAt);
+    w.end(at);
+  }
+}
+
+/** A span time: the request's start plus whole µs, as the SDK's hrtime arithmetic does it, as fixed64 nanoseconds. */
+function writeTime(w: ProtobufWriter, start: HrTime, micros: number): void {
+  let seconds = start[0] + Math.trunc(micros / 1_000_000);
+  let nanos = start[1] + Math.round(((micros / 1000) % 1000) * 1_000_000);
+  if (nanos >= 1_000_000_000) {
+    nanos -= 1_000_000_000;
+    seconds += 1;
+  }
+  // seconds × 10^9 + nanos passes 2^53: split seconds at 2^16 so each product is exact.
+  const lowSeconds = seconds % 0x10000;
+  const highSeconds = Math.floor(seconds / 0x10000);
+  const lowPart = lowSeconds * 1_000_000_000 + nanos;
+  const highPart = highSeconds * 1_000_000_000;
+  const low = (highPart % 0x10000) * 0x10000 + lowPart;
+  w.fixed64(low % 0x1_0000_0000, (Math.floor(highPart / 0x10000) + Math.floor(low / 0x1_0000_0000)) >>> 0);
+}
+
+/** An `AnyValue`'s fields, as the SDK writes an attribute value (anything else, e.g. null, is an empty AnyValue). */
+function writeAnyValue(w: ProtobufWriter, value: AttributeValue | null | undefined): void {
+  if (typeof value === 'string') {
+    w.byte(TAG.field1);
+    w.string(value);
+  } else if (typeof value === 'number') {
+    if (Number.isInteger(value) && value >= INT64_MIN && value < INT64_END) {
+      w.byte(TAG.intValue);
+      w.int64(value);
+    } else {
+      w.byte(TAG.doubleValue);
+      w.double(value);
+    }
+  } else if (typeof value === 'boolean') {
+    w.byte(TAG.boolValue);
+    w.byte(value ? 1 : 0);
+  } else if (Array.isArray(value)) {
+    w.byte(TAG.arrayValue);
+    const at = w.begin();
+    for (const item of value as readonly (string | number | boolean | null | undefined)[]) {
+      w.byte(TAG.field1);
+      const itemAt = w.begin();
+      writeAnyValue(w, item);
+      w.end(itemAt);
+    }
+    w.end(at);
+  }
+}
+
+/** The parts of every export that do not change: the resource (service.name) and the instrumentation scope, as fields. */
+export interface ExportEnvelope {
+  readonly resource: Buffer;
+  readonly scope: Buffer;
+}
+
+export function exportEnvelope(serviceName: string, scopeName: string): ExportEnvelope {
+  const w = new ProtobufWriter(256);
+  w.byte(TAG.field1);
+  const resource = w.begin();
+  w.byte(TAG.field1);
+  const kv = w.begin();
+  w.byte(TAG.field1);
+  w.string('service.name');
+  w.byte(TAG.field2);
+  const value = w.begin();
+  writeAnyValue(w, serviceName);
+  w.end(value);
+  w.end(kv);
+  w.byte(TAG.resourceDroppedAttributes);
+  w.byte(0);
+  w.end(resource);
+  const resourceBytes = w.copyFrom(0);
+  w.reset();
+  w.byte(TAG.field1);
+  const scope = w.begin();
+  w.byte(TAG.field1);
+  w.string(scopeName);
+  w.end(scope);
+  return { resource: resourceBytes, scope: w.copyFrom(0) };
+}
+
+/** The ExportTraceServiceRequest of these spans (`ScopeSpans.spans` fields): one resource, one scope. */
+export function exportRequest(envelope: ExportEnvelope, spans: Uint8Array): Uint8Array {
+  const spanBytes = spans.length;
+  const scopeSpans = envelope.scope.length + spanBytes;
+  const resourceSpans = envelope.resource.length + 1 + varintSize(scopeSpans) + scopeSpans;
+  const w = new ProtobufWriter(1 + varintSize(resourceSpans) + resourceSpans);
+  w.byte(TAG.field1);
+  w.varint(resourceSpans);
+  w.raw(envelope.resource);
+  w.byte(TAG.field2);
+  w.varint(scopeSpans);
+  w.raw(envelope.scope);
+  w.raw(spans);
+  return w.written();
+}
+
+function varintSize(value: number): number {
+  let size = 1;
+  for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) size++;
+  return size;
+}

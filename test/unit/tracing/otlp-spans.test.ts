@@ -1,0 +1,188 @@
+import { SpanKind, SpanStatusCode, TraceFlags, type Attributes, type HrTime, type SpanContext } from '@opentelemetry/api';
+import { addHrTimes, hrTimeDuration, millisToHrTime, TraceState } from '@opentelemetry/core';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, it } from 'vitest';
+import type { RequestRecord, StepFacts } from '../../../src/tracing/export-messages.js';
+import { exportEnvelope, exportRequest, OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
+import { ProtobufWriter } from '../../../src/tracing/protobuf-writer.js';
+import { decodeTraceRequest, SPAN_KIND } from '../../fixtures/otlp-receiver.js';
+
+/**
+ * The export's bytes, written straight from request records (src/tracing/otlp-spans.ts), held
+ * against what the SDK's own ProtobufTraceSerializer writes for the same spans handed to it as
+ * ReadableSpans, the way the gateway handed them to the SDK before: byte for byte, so a collector
+ * sees exactly what the SDK would have sent. The steps' span ids come from a counter on both sides.
+ */
+
+/** Exact in binary, as is each record's start: the times below are exact. */
+const TIME_ORIGIN = 1_764_000_000_123.5;
+const SERVICE = 'tollgate-test';
+
+/** Step span ids the same on both sides: 0000000000000001, 0000000000000002, … */
+const counterIds = (): (() => string) => {
+  let next = 0;
+  return () => (++next).toString(16).padStart(16, '0');
+};
+
+/** What the SDK's serializer writes for the record's spans, made into ReadableSpans as the export thread used to. */
+function sdkBytes(records: readonly RequestRecord[]): Uint8Array {
+  const resource = resourceFromAttributes({ 'service.name': SERVICE });
+  const instrumentationScope = { name: 'tollgate' };
+  const origin = millisToHrTime(TIME_ORIGIN);
+  const stepId = counterIds();
+  const spans: ReadableSpan[] = [];
+  for (const record of records) {
+    const traceState = record.parent?.traceState === undefined ? undefined : new TraceState(record.parent.traceState);
+    const contextOf = (spanId: string): SpanContext => ({ traceId: record.traceId, spanId, traceFlags: TraceFlags.SAMPLED, traceState });
+    const server = contextOf(record.server.id);
+    const remote = record.parent && { traceId: record.traceId, spanId: record.parent.spanId, traceFlags: record.parent.traceFlags, traceState, isRemote: true };
+    const start = addHrTimes(origin, millisToHrTime(record.start));
+    const timeOf = (micros: number): HrTime => addHrTimes(start, millisToHrTime(micros / 1000));
+    const span = (facts: StepFacts, kind: SpanKind, context: SpanContext, parentSpanContext: SpanContext | undefined): ReadableSpan => ({
+      name: facts.name,
+      kind,
+      spanContext: () => context,
+      parentSpanContext,
+      startTime: timeOf(facts.start),
+      endTime: timeOf(facts.end),
+      status: facts.error === undefined ? { code: SpanStatusCode.UNSET } : facts.error === '' ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message: facts.error },
+      attributes: facts.attributes,
+      links: [],
+      events: [],
+      duration: hrTimeDuration(timeOf(facts.start), timeOf(facts.end)),
+      ended: true,
+      resource,
+      instrumentationScope,
+      droppedAttributesCount: 0,
+      droppedEventsCount: 0,
+      droppedLinksCount: 0,
+    });
+    for (const step of record.steps) spans.push(span(step, SpanKind.INTERNAL, contextOf(stepId()), server));
+    if (record.client) spans.push(span(record.client, SpanKind.CLIENT, contextOf(record.client.id), server));
+    spans.push(span(record.server, SpanKind.SERVER, server, remote));
+  }
+  return ProtobufTraceSerializer.serializeRequest(spans)!;
+}
+
+/** The same records through the encoder, as one export. */
+function encodedBytes(records: readonly RequestRecord[]): Uint8Array {
+  const writer = new ProtobufWriter(64);
+  const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
+  for (const record of records) expect(encoder.write(record)).toBe(true);
+  return exportRequest(exportEnvelope(SERVICE, 'tollgate'), writer.view(0, writer.pos));
+}
+
+const chatRecord = (overrides: Partial<RequestRecord> = {}): RequestRecord => ({
+  traceId: '0af7651916cd43dd8448eb211c80319c',
+  start: 1234.25,
+  server: {
+    id: 'b7ad6b7169203331',
+    name: 'POST /v1/chat/completions',
+    start: 0,
+    end: 18_250,
+    attributes: {
+      'http.request.method': 'POST',
+      'url.path': '/v1/chat/completions',
+      'http.route': '/v1/chat/completions',
+      'http.response.status_code': 200,
+      'tollgate.team': 'research',
+      'tollgate.cost': 0.000123,
+    },
+  },
+  steps: [
+    { name: 'auth', start: 12, end: 340, attributes: {} },
+    { name: 'validate', start: 341, end: 402, attributes: {} },
+    { name: 'limits', start: 403, end: 1_999, attributes: { 'tollgate.limits.decision': 'admitted', 'tollgate.limits.scopes': ['key', 'team'], 'tollgate.limits.checks': ['key:rpm', 'team:tpm'] } },
+  ],
+  client: {
+    id: '00f067aa0ba902b7',
+    name: 'chat OpenPipe/Qwen3-14B-Instruct',
+    start: 2_000,
+    end: 18_000,
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'OpenPipe/Qwen3-14B-Instruct',
+      'gen_ai.request.max_tokens': 64,
+      'gen_ai.request.temperature': 0.7,
+      'gen_ai.request.stream': false,
+      'gen_ai.usage.input_tokens': 12,
+      'gen_ai.response.finish_reasons': ['stop'],
+    },
+  },
+  ...overrides,
+});
+
+describe('OTLP spans written from request records', () => {
+  it('writes a chat request (steps, CLIENT, SERVER) as the SDK serializer does, byte for byte', () => {
+    const records = [chatRecord()];
+    expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
+  });
+
+  it('decodes as the spans of the record: names, kinds, parents, ids, times on the wall clock', () => {
+    const decoded = decodeTraceRequest(encodedBytes([chatRecord()]));
+    expect(decoded.map((span) => [span.name, span.kind, span.parentSpanId])).toEqual([
+      ['auth', SPAN_KIND.internal, 'b7ad6b7169203331'],
+      ['validate', SPAN_KIND.internal, 'b7ad6b7169203331'],
+      ['limits', SPAN_KIND.internal, 'b7ad6b7169203331'],
+      ['chat OpenPipe/Qwen3-14B-Instruct', SPAN_KIND.client, 'b7ad6b7169203331'],
+      ['POST /v1/chat/completions', SPAN_KIND.server, ''],
+    ]);
+    expect(decoded.map((span) => span.spanId)).toEqual(['0000000000000001', '0000000000000002', '0000000000000003', '00f067aa0ba902b7', 'b7ad6b7169203331']);
+    // The request started 1234.25 ms after the time origin; the SERVER span ends 18,250 µs later.
+    const serverSpan = decoded[4]!;
+    expect(serverSpan.startTime).toBe(1_764_000_001_357_750_000n);
+    expect(serverSpan.endTime).toBe(1_764_000_001_376_000_000n);
+    expect(serverSpan.attributes).toEqual(chatRecord().server.attributes);
+    expect(decoded[3]!.attributes).toEqual(chatRecord().client!.attributes);
+    expect(serverSpan.resource['service.name']).toBe(SERVICE);
+  });
+
+  it('continues a remote parent with its tracestate, and marks failures with their message (or none)', () => {
+    const records = [
+      chatRecord({
+        parent: { spanId: 'a3ce929d0e0e4736', traceFlags: 1, traceState: 'vendor=one,other=two' },
+        server: { ...chatRecord().server, error: '' },
+        client: { ...chatRecord().client!, error: 'upstream timed out after 30000 ms' },
+      }),
+      chatRecord({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', client: undefined, steps: [] }),
+    ];
+    expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
+  });
+
+  it.each<[string, Attributes]>([
+    ['non-ASCII and lone surrogates', { 'gen_ai.request.model': 'modèle-ü-😀', 'tollgate.refusal.reason': 'bad \ud800 half' }],
+    ['a value whose length takes two bytes, and a span over 16 KiB (three)', { 'gen_ai.input.messages': 'x'.repeat(200), 'gen_ai.output.messages': 'y'.repeat(20_000) }],
+    ['integers at the edges of int64 and doubles', { a: 0, b: -1, c: 2 ** 31, d: -(2 ** 53), e: 2 ** 63, f: 9_007_199_254_740_993, g: 1.5, h: -0.25, i: Number.MAX_VALUE }],
+    ['booleans and arrays of every kind', { t: true, f: false, s: ['a', 'é'], n: [1, 2.5, -3], b: [true, false], empty: [] }],
+    ['a key longer than 127 bytes', { ['k'.repeat(130)]: 'v' }],
+  ])('writes attributes as the SDK does: %s', (_, attributes) => {
+    const records = [chatRecord({ steps: [{ name: 'limits', start: 1, end: 2, attributes }] })];
+    expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
+  });
+
+  it('writes a value that went through JSON as null (a NaN) as the SDK writes null: an empty AnyValue', () => {
+    const attributes = JSON.parse('{"gen_ai.request.temperature": null}') as Attributes;
+    const records = [chatRecord({ steps: [{ name: 'validate', start: 1, end: 2, attributes }] })];
+    expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
+  });
+
+  it('writes nothing for a record whose ids are not hex of their length, and says so', () => {
+    const writer = new ProtobufWriter(64);
+    const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
+    expect(encoder.write(chatRecord())).toBe(true);
+    const written = writer.pos;
+    expect(encoder.write(chatRecord({ traceId: 'not-a-trace-id-not-a-trace-id-00' }))).toBe(false);
+    expect(encoder.write(chatRecord({ client: { ...chatRecord().client!, id: '00f067aa0ba902' } }))).toBe(false);
+    expect(writer.pos).toBe(written);
+  });
+
+  it('makes random step ids, never all zero, when no id source is given', () => {
+    const writer = new ProtobufWriter(64);
+    new OtlpSpanEncoder(writer, TIME_ORIGIN).write(chatRecord());
+    const ids = decodeTraceRequest(exportRequest(exportEnvelope(SERVICE, 'tollgate'), writer.view(0, writer.pos))).map((span) => span.spanId);
+    expect(ids.slice(0, 3).every((id) => /^[0-9a-f]{16}$/.test(id) && id !== '0000000000000000')).toBe(true);
+    expect(new Set(ids).size).toBe(5);
+  });
+});
