@@ -1,12 +1,10 @@
 import type { Attributes } from '@opentelemetry/api';
 
 /**
- * What crosses from the request thread to the export thread: each traced request as one
- * record of plain facts (ids, times, attributes), a batch of them as one JSON text (native to
- * write, one copy to post; a structured clone of the same cost twice as much). The export thread
- * hands them to the SDK's batch processor and exporter (export-worker.ts). Doing that there, not
- * on the thread that answers requests, is what brought tracing at ratio 1.0 near the
- * benchmark's bound: span objects and their protobuf encoding were most of its cost (docs/tracing.md, "Cost").
+ * What a traced request leaves behind: one record of plain facts (ids, times, attributes),
+ * which the request thread writes as OTLP protobuf spans at once (otlp-spans.ts), and what
+ * crosses to the export thread: a batch of requests' spans as bytes, with where each request's
+ * spans end (export-thread.ts, export-worker.ts).
  */
 
 /**
@@ -68,8 +66,19 @@ export interface ExportThreadSettings {
   readonly exportTimeoutMillis: number;
 }
 
-/** Request thread → export thread: a batch (JSON text of RequestRecord[]), or a flush or a shutdown to answer. */
-export type ToExportThread = string | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
+/**
+ * Requests' spans, encoded (`ScopeSpans.spans` fields, one request after another), with where
+ * each request's spans end in `bytes` and how many it has: the export queue keeps or drops whole
+ * requests, and a batch holds whole requests.
+ */
+export interface EncodedRequests {
+  readonly bytes: Uint8Array;
+  readonly ends: readonly number[];
+  readonly spans: readonly number[];
+}
+
+/** Request thread → export thread: a batch of requests' spans, or a flush or a shutdown to answer. */
+export type ToExportThread = ({ readonly kind: 'spans' } & EncodedRequests) | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
 
 /** Export thread → request thread: set up and listening, spans taken off the port, spans the SDK dropped, a flush or shutdown done. */
 export type FromExportThread =

@@ -1,9 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import { spanCount, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
+import { OtlpSpanEncoder, type SpanIdSource } from './otlp-spans.js';
+import { ProtobufWriter } from './protobuf-writer.js';
 
 /**
  * Traced requests leave the request thread in small batches, at most this often (ms) or this
- * many at a time: short, so a record is not kept long enough to outlive the young generation.
+ * many at a time: short, so the bytes waiting here stay few.
  */
 const SHIP_DELAY_MS = 50;
 const SHIP_BATCH = 64;
@@ -28,8 +30,10 @@ function exportWorkerUrl(): URL {
 }
 
 /**
- * The request thread's side of the export thread (export-worker.ts): records of traced
- * requests go there a batch at a time; it makes the SDK's spans and exports them.
+ * The request thread's side of the export thread (export-worker.ts): each traced request's
+ * record is written as its OTLP spans when it ends (otlp-spans.ts: cheaper than writing it as
+ * JSON for the other thread to parse and encode), and the bytes go there a batch at a time; it
+ * queues, batches and sends them.
  *
  * Bounded like the batch processor it feeds: past `maxQueueSize` spans on their way (waiting
  * here or not yet taken by the thread), a request's spans are dropped and counted, never held.
@@ -38,8 +42,12 @@ function exportWorkerUrl(): URL {
  */
 export class ExportThread {
   private worker: Worker;
-  private pending: RequestRecord[] = [];
-  /** Spans in `pending`, and spans posted to the thread that it has not taken off its port yet. */
+  private readonly writer = new ProtobufWriter(32 * 1024);
+  private readonly encoder: OtlpSpanEncoder;
+  /** For each request waiting in `writer`: where its spans end, and how many. */
+  private pendingEnds: number[] = [];
+  private pendingCounts: number[] = [];
+  /** Spans waiting in `writer`, and spans posted to the thread that it has not taken off its port yet. */
   private pendingSpans = 0;
   private inFlight = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -53,7 +61,10 @@ export class ExportThread {
     private readonly events: ExportThreadEvents,
     /** The thread's entry file (a test's stand-in; the gateway's is beside this module). */
     private readonly workerUrl: URL = exportWorkerUrl(),
+    /** The steps' span ids (a test's, to know them; by default random). */
+    stepSpanId?: SpanIdSource,
   ) {
+    this.encoder = new OtlpSpanEncoder(this.writer, settings.timeOrigin, stepSpanId);
     this.worker = this.start();
   }
 
@@ -61,13 +72,14 @@ export class ExportThread {
   add(record: RequestRecord): void {
     if (this.closed) return;
     const spans = spanCount(record);
-    if (this.broken || this.pendingSpans + this.inFlight + spans > this.settings.maxQueueSize) {
+    if (this.broken || this.pendingSpans + this.inFlight + spans > this.settings.maxQueueSize || !this.encoder.write(record)) {
       this.events.spansDropped(spans);
       return;
     }
-    this.pending.push(record);
+    this.pendingEnds.push(this.writer.pos);
+    this.pendingCounts.push(spans);
     this.pendingSpans += spans;
-    if (this.pending.length >= SHIP_BATCH) this.ship();
+    if (this.pendingEnds.length >= SHIP_BATCH) this.ship();
     else this.timer ??= setTimeout(() => this.ship(), SHIP_DELAY_MS).unref();
   }
 
@@ -87,12 +99,17 @@ export class ExportThread {
   private ship(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pending.length === 0) return;
-    const text = JSON.stringify(this.pending);
+    if (this.pendingEnds.length === 0) return;
+    // A copy in an ArrayBuffer of its own, handed over to the thread (a Buffer may share Node's pool).
+    const bytes = new Uint8Array(this.writer.pos);
+    bytes.set(this.writer.view(0, this.writer.pos));
+    this.writer.reset();
+    const message: ToExportThread = { kind: 'spans', bytes, ends: this.pendingEnds, spans: this.pendingCounts };
     this.inFlight += this.pendingSpans;
-    this.pending = [];
+    this.pendingEnds = [];
+    this.pendingCounts = [];
     this.pendingSpans = 0;
-    this.worker.postMessage(text satisfies ToExportThread);
+    this.worker.postMessage(message, [bytes.buffer]);
   }
 
   private ask(kind: 'flush' | 'shutdown'): Promise<void> {
@@ -144,7 +161,9 @@ export class ExportThread {
     if (started) this.worker = this.start();
     else {
       this.broken = true;
-      this.pending = [];
+      this.writer.reset();
+      this.pendingEnds = [];
+      this.pendingCounts = [];
       this.pendingSpans = 0;
     }
   }

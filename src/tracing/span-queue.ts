@@ -1,0 +1,128 @@
+import type { EncodedRequests } from './export-messages.js';
+import { exportRequest, type ExportEnvelope } from './otlp-spans.js';
+import { ProtobufWriter } from './protobuf-writer.js';
+
+/** One export: an ExportTraceServiceRequest, encoded, and how many spans it carries. */
+export interface EncodedExport {
+  readonly request: Uint8Array;
+  readonly spans: number;
+}
+
+/** Where exports go: the SDK's OTLP/HTTP export delegate (retries, timeout, transport), given requests already encoded. */
+export interface SpanExportDelegate {
+  export(batch: EncodedExport, done: (exported: boolean) => void): void;
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export interface SpanQueueSettings {
+  readonly maxQueueSize: number;
+  readonly maxExportBatchSize: number;
+  readonly scheduledDelayMillis: number;
+  readonly exportTimeoutMillis: number;
+}
+
+/**
+ * The export thread's queue: what the SDK's BatchSpanProcessor does (a bounded queue, batches
+ * of at most maxExportBatchSize spans leaving when full or after scheduledDelayMillis, one export
+ * at a time, an export given up after exportTimeoutMillis, every span lost counted), on spans
+ * held as the OTLP bytes the request thread wrote instead of span objects: an export is those
+ * bytes behind the envelope. A batch holds whole requests.
+ */
+export class SpanQueue {
+  private readonly writer = new ProtobufWriter();
+  /** For each queued request: where its spans end in the writer, and their count. */
+  private ends: number[] = [];
+  private counts: number[] = [];
+  private queuedSpans = 0;
+  private exporting: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly settings: SpanQueueSettings,
+    private readonly envelope: ExportEnvelope,
+    private readonly delegate: SpanExportDelegate,
+    private readonly dropped: (count: number) => void,
+  ) {}
+
+  /** Queues each request's spans, or drops and counts those of a request that would pass maxQueueSize. */
+  add(requests: EncodedRequests): void {
+    let start = 0;
+    let lost = 0;
+    for (let i = 0; i < requests.ends.length; i++) {
+      const end = requests.ends[i]!;
+      const spans = requests.spans[i]!;
+      if (this.queuedSpans + spans > this.settings.maxQueueSize) lost += spans;
+      else {
+        this.writer.raw(requests.bytes.subarray(start, end));
+        this.ends.push(this.writer.pos);
+        this.counts.push(spans);
+        this.queuedSpans += spans;
+      }
+      start = end;
+    }
+    if (lost > 0) this.dropped(lost);
+    this.schedule();
+  }
+
+  /** Exports everything queued, and waits for exports under way. */
+  async flush(): Promise<void> {
+    while (this.exporting !== undefined || this.queuedSpans > 0) await (this.exporting ?? this.exportOne());
+    await this.delegate.forceFlush();
+  }
+
+  async shutdown(): Promise<void> {
+    await this.flush();
+    await this.delegate.shutdown();
+  }
+
+  /** A full batch leaves now; a partial one when the delay since it began has passed. */
+  private schedule(): void {
+    if (this.exporting !== undefined || this.queuedSpans === 0) return;
+    if (this.queuedSpans >= this.settings.maxExportBatchSize) void this.exportOne();
+    else this.timer ??= setTimeout(() => void this.exportOne(), this.settings.scheduledDelayMillis).unref();
+  }
+
+  private exportOne(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.queuedSpans === 0) return Promise.resolve();
+    const batch = this.takeBatch();
+    let settle: (exported: boolean) => void = () => undefined;
+    const exporting = new Promise<void>((resolve) => {
+      let settled = false;
+      settle = (exported) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timeout);
+        if (!exported) this.dropped(batch.spans);
+        if (this.exporting === exporting) this.exporting = undefined;
+        resolve();
+        this.schedule();
+      };
+    });
+    // Set before the delegate is called: it may answer at once (the SDK's does, past its limit of exports under way).
+    this.exporting = exporting;
+    const timeout = setTimeout(() => settle(false), this.settings.exportTimeoutMillis).unref();
+    try {
+      this.delegate.export(batch, settle);
+    } catch {
+      settle(false);
+    }
+    return exporting;
+  }
+
+  /** The oldest requests, up to maxExportBatchSize spans (at least one request), as one export. */
+  private takeBatch(): EncodedExport {
+    let taken = 0;
+    let spans = this.counts[0] ?? 0;
+    while (taken + 1 < this.counts.length && spans + this.counts[taken + 1]! <= this.settings.maxExportBatchSize) spans += this.counts[++taken]!;
+    const bytes = this.ends[taken]!;
+    const request = exportRequest(this.envelope, this.writer.view(0, bytes));
+    this.writer.dropFront(bytes);
+    this.ends = this.ends.slice(taken + 1).map((end) => end - bytes);
+    this.counts = this.counts.slice(taken + 1);
+    this.queuedSpans -= spans;
+    return { request, spans };
+  }
+}
