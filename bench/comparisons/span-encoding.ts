@@ -1,0 +1,168 @@
+import { SpanKind, SpanStatusCode, TraceFlags, type HrTime, type SpanContext } from '@opentelemetry/api';
+import { addHrTimes, hrTimeDuration, millisToHrTime } from '@opentelemetry/core';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { RandomIdGenerator, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { RequestRecord, StepFacts } from '../../src/tracing/export-messages.js';
+import { exportEnvelope, exportRequest, OtlpSpanEncoder } from '../../src/tracing/otlp-spans.js';
+import { ProtobufWriter } from '../../src/tracing/protobuf-writer.js';
+
+/**
+ * What it costs to turn traced chat requests into the OTLP protobuf a collector receives, the
+ * two ways the gateway has done it, in one process, one after the other, on the same records:
+ *   sdk     — the record as JSON to the export thread, parsed there, made into the SDK's
+ *             ReadableSpans, serialized by the SDK's ProtobufTraceSerializer (512 spans an export);
+ *   encoder — the record written as protobuf at once (src/tracing/otlp-spans.ts), and each
+ *             export that many bytes behind the envelope.
+ * Both produce the same bytes (test/unit/tracing/otlp-spans.test.ts). CPU time of this thread
+ * only; what it means for requests/s is `npm run bench:tracing`'s.
+ *
+ *   tsc -p tsconfig.bench.json && node dist/bench/comparisons/span-encoding.js
+ */
+
+const REQUESTS_PER_SHIP = 64;
+const SHIPS = 100;
+const ROUNDS = 7;
+const ids = new RandomIdGenerator();
+
+/** A chat request as the bench's gateway traces one: 5 spans, 26 attributes. */
+function chatRecord(): RequestRecord {
+  const tollgate = { 'tollgate.team': 'research', 'tollgate.project': 'bench', 'tollgate.key_id': 'k_bench', 'tollgate.cost': 0.000123 };
+  return {
+    traceId: ids.generateTraceId(),
+    start: performance.now(),
+    server: {
+      id: ids.generateSpanId(),
+      name: 'POST /v1/chat/completions',
+      start: 0,
+      end: 1800,
+      attributes: { 'http.request.method': 'POST', 'http.route': '/v1/chat/completions', 'url.path': '/v1/chat/completions', 'url.scheme': 'http', 'user_agent.original': 'bench', ...tollgate, 'http.response.status_code': 200 },
+    },
+    steps: [
+      { name: 'auth', start: 10, end: 60, attributes: {} },
+      { name: 'validate', start: 61, end: 120, attributes: {} },
+      { name: 'limits', start: 121, end: 400, attributes: { 'tollgate.limits.decision': 'admitted', 'tollgate.limits.scopes': ['key', 'team'], 'tollgate.limits.checks': ['key:rpm', 'team:tpm'] } },
+    ],
+    client: {
+      id: ids.generateSpanId(),
+      name: 'chat OpenPipe/Qwen3-14B-Instruct',
+      start: 410,
+      end: 1750,
+      attributes: {
+        'http.request.method': 'POST',
+        'tollgate.upstream': 'inference',
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'inference',
+        'gen_ai.request.model': 'OpenPipe/Qwen3-14B-Instruct',
+        'gen_ai.request.max_tokens': 64,
+        'http.response.status_code': 200,
+        ...tollgate,
+        'gen_ai.response.model': 'OpenPipe/Qwen3-14B-Instruct',
+        'gen_ai.usage.input_tokens': 12,
+        'gen_ai.usage.output_tokens': 20,
+        'gen_ai.response.id': 'chatcmpl-abc123',
+        'gen_ai.response.finish_reasons': ['stop'],
+      },
+    },
+  };
+}
+
+const resource = resourceFromAttributes({ 'service.name': 'tollgate' });
+const instrumentationScope = { name: 'tollgate' };
+const origin = millisToHrTime(performance.timeOrigin);
+
+function readableSpans(record: RequestRecord, into: ReadableSpan[]): void {
+  const start = addHrTimes(origin, millisToHrTime(record.start));
+  const contextOf = (spanId: string): SpanContext => ({ traceId: record.traceId, spanId, traceFlags: TraceFlags.SAMPLED });
+  const server = contextOf(record.server.id);
+  const span = (facts: StepFacts, kind: SpanKind, context: SpanContext, parentSpanContext: SpanContext | undefined): ReadableSpan => {
+    const startTime: HrTime = addHrTimes(start, millisToHrTime(facts.start / 1000));
+    const endTime: HrTime = addHrTimes(start, millisToHrTime(facts.end / 1000));
+    return {
+      name: facts.name,
+      kind,
+      spanContext: () => context,
+      parentSpanContext,
+      startTime,
+      endTime,
+      status: { code: SpanStatusCode.UNSET },
+      attributes: facts.attributes,
+      links: [],
+      events: [],
+      duration: hrTimeDuration(startTime, endTime),
+      ended: true,
+      resource,
+      instrumentationScope,
+      droppedAttributesCount: 0,
+      droppedEventsCount: 0,
+      droppedLinksCount: 0,
+    };
+  };
+  for (const step of record.steps) into.push(span(step, SpanKind.INTERNAL, contextOf(ids.generateSpanId()), server));
+  if (record.client) into.push(span(record.client, SpanKind.CLIENT, contextOf(record.client.id), server));
+  into.push(span(record.server, SpanKind.SERVER, server, undefined));
+}
+
+/** The former path: JSON across, ReadableSpans, the SDK's serializer per 512 spans. Returns bytes written. */
+function viaSdk(ships: readonly RequestRecord[][]): number {
+  let bytes = 0;
+  let queued: ReadableSpan[] = [];
+  for (const ship of ships) {
+    const records = JSON.parse(JSON.stringify(ship)) as RequestRecord[];
+    for (const record of records) readableSpans(record, queued);
+    while (queued.length >= 512) {
+      bytes += ProtobufTraceSerializer.serializeRequest(queued.slice(0, 512))!.length;
+      queued = queued.slice(512);
+    }
+  }
+  return bytes;
+}
+
+/** The encoder: each ship written at once, exported as one request. Returns bytes written. */
+function viaEncoder(ships: readonly RequestRecord[][]): number {
+  const writer = new ProtobufWriter();
+  const encoder = new OtlpSpanEncoder(writer, performance.timeOrigin);
+  const envelope = exportEnvelope('tollgate', 'tollgate');
+  let bytes = 0;
+  for (const ship of ships) {
+    for (const record of ship) encoder.write(record);
+    bytes += exportRequest(envelope, writer.view(0, writer.pos)).length;
+    writer.reset();
+  }
+  return bytes;
+}
+
+function microsPerRequest(run: () => number): { micros: number; bytes: number } {
+  const started = process.cpuUsage();
+  const bytes = run();
+  const used = process.cpuUsage(started);
+  return { micros: (used.user + used.system) / (SHIPS * REQUESTS_PER_SHIP), bytes };
+}
+
+const ships = Array.from({ length: SHIPS }, () => Array.from({ length: REQUESTS_PER_SHIP }, chatRecord));
+// Warm both up (optimised code), then alternate, keeping each one's rounds.
+for (let i = 0; i < 3; i++) viaSdk(ships), viaEncoder(ships);
+const sdk: number[] = [];
+const encoder: number[] = [];
+let bytesPerRequest = 0;
+for (let round = 0; round < ROUNDS; round++) {
+  sdk.push(microsPerRequest(() => viaSdk(ships)).micros);
+  const mine = microsPerRequest(() => viaEncoder(ships));
+  encoder.push(mine.micros);
+  bytesPerRequest = mine.bytes / (SHIPS * REQUESTS_PER_SHIP);
+}
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const row = (name: string, values: number[]): string => `| ${name} | ${median(values).toFixed(1)} | ${values.map((v) => v.toFixed(1)).join(' / ')} |`;
+process.stdout.write(
+  [
+    `Traced chat requests to OTLP protobuf (5 spans, ${bytesPerRequest.toFixed(0)} bytes a request), CPU µs a request, ${ROUNDS} rounds of ${SHIPS * REQUESTS_PER_SHIP} requests:`,
+    '',
+    '| path | median | rounds |',
+    '|---|--:|---|',
+    row('sdk: JSON across, ReadableSpan, ProtobufTraceSerializer', sdk),
+    row('encoder: written from the record', encoder),
+    '',
+    `encoder ÷ sdk: ${(median(encoder) / median(sdk)).toFixed(2)}×`,
+    '',
+  ].join('\n'),
+);
