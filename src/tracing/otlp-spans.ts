@@ -50,6 +50,20 @@ const otlpKind = (kind: SpanKind): number => kind + 1;
 const STATUS_UNSET = 0;
 const STATUS_ERROR = 2;
 
+/** A span's dropped attribute, event and link counts: always 0 here, written as the SDK writes them. */
+const DROPPED_COUNTS = Buffer.from([TAG.spanDroppedAttributes, 0, TAG.spanDroppedEvents, 0, TAG.spanDroppedLinks, 0]);
+/** Span.flags, its tag and value: sampled, and whether the parent is remote. */
+const flagsField = (remoteParent: boolean): Buffer => {
+  const field = Buffer.from([...SPAN_FLAGS_TAG, 0, 0, 0, 0]);
+  field.writeUInt32LE(TraceFlags.SAMPLED | FLAG_HAS_IS_REMOTE | (remoteParent ? FLAG_IS_REMOTE : 0), SPAN_FLAGS_TAG.length);
+  return field;
+};
+const FLAGS = flagsField(false);
+const FLAGS_REMOTE_PARENT = flagsField(true);
+/** What follows the attributes of a span with no error, which is most of them: counts, an UNSET status, flags. */
+const UNSET_TAIL = Buffer.concat([DROPPED_COUNTS, Buffer.from([TAG.spanStatus, 2, TAG.statusCode, STATUS_UNSET]), FLAGS]);
+const UNSET_TAIL_REMOTE_PARENT = Buffer.concat([DROPPED_COUNTS, Buffer.from([TAG.spanStatus, 2, TAG.statusCode, STATUS_UNSET]), FLAGS_REMOTE_PARENT]);
+
 const INT64_MIN = -(2 ** 63);
 const INT64_END = 2 ** 63;
 
@@ -128,24 +142,20 @@ export class OtlpSpanEncoder {
     w.byte(TAG.spanEnd);
     writeTime(w, start, facts.end);
     for (const key in facts.attributes) this.attribute(TAG.spanAttribute, key, facts.attributes[key]);
-    w.byte(TAG.spanDroppedAttributes);
-    w.byte(0);
-    w.byte(TAG.spanDroppedEvents);
-    w.byte(0);
-    w.byte(TAG.spanDroppedLinks);
-    w.byte(0);
-    w.byte(TAG.spanStatus);
-    const status = w.begin();
-    if (facts.error !== undefined && facts.error !== '') {
-      w.byte(TAG.statusMessage);
-      w.string(facts.error);
+    if (facts.error === undefined) w.raw(parentIsRemote ? UNSET_TAIL_REMOTE_PARENT : UNSET_TAIL);
+    else {
+      w.raw(DROPPED_COUNTS);
+      w.byte(TAG.spanStatus);
+      const status = w.begin();
+      if (facts.error !== '') {
+        w.byte(TAG.statusMessage);
+        w.string(facts.error);
+      }
+      w.byte(TAG.statusCode);
+      w.byte(STATUS_ERROR);
+      w.end(status);
+      w.raw(parentIsRemote ? FLAGS_REMOTE_PARENT : FLAGS);
     }
-    w.byte(TAG.statusCode);
-    w.byte(facts.error === undefined ? STATUS_UNSET : STATUS_ERROR);
-    w.end(status);
-    w.byte(SPAN_FLAGS_TAG[0]);
-    w.byte(SPAN_FLAGS_TAG[1]);
-    w.fixed32(TraceFlags.SAMPLED | FLAG_HAS_IS_REMOTE | (parentIsRemote ? FLAG_IS_REMOTE : 0));
     w.end(at);
     return ok;
   }
