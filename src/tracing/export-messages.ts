@@ -56,8 +56,8 @@ export interface ExportThreadSettings {
   readonly headers: Record<string, string>;
   readonly serviceName: string;
   /**
-   * The request thread's performance.timeOrigin: the records' times are offsets from it. (Node
-   * gives a worker the process's origin too; passed so nothing rests on that.)
+   * The request thread's performance.timeOrigin: the records' times are offsets from it, and the
+   * spans' wall-clock times are written from it.
    */
   readonly timeOrigin: number;
   readonly maxQueueSize: number;
@@ -80,7 +80,7 @@ export interface EncodedRequests {
 /** Request thread → export thread: a batch of requests' spans, or a flush or a shutdown to answer. */
 export type ToExportThread = ({ readonly kind: 'spans' } & EncodedRequests) | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
 
-/** Export thread → request thread: set up and listening, spans taken off the port, spans the SDK dropped, a flush or shutdown done. */
+/** Export thread → request thread: set up and listening, spans taken off the port, spans it dropped or could not send, a flush or shutdown done. */
 export type FromExportThread =
   | { readonly kind: 'ready' }
   | { readonly kind: 'received'; readonly count: number }

@@ -2,7 +2,8 @@
  * A protobuf writer for the few wire types an OTLP span needs, into one buffer that grows and
  * is reused from batch to batch. It writes what the SDK's ProtobufWriter writes (minimal varints,
  * a 1-byte length reserved and widened only for messages of 128 bytes or more), in one pass where
- * the SDK sizes every message first; strings go through Node's native UTF-8 writer.
+ * the SDK sizes every message first; short ASCII strings are copied a unit at a time, others
+ * go through Node's native UTF-8 writer.
  */
 /** Each hex digit's value by its char code (16 or more: not a hex digit). */
 const HEX_VALUE = (() => {

@@ -58,7 +58,7 @@ interface ClientHop {
 /**
  * One request's spans, as facts noted on the request thread: the SERVER span, its steps and
  * the upstream CLIENT span, each with its id, times and attributes. On finish a sampled
- * request's facts go to the export thread, which makes them the SDK's spans. An unsampled
+ * request's facts are written as its OTLP spans and go to the export thread. An unsampled
  * request notes nothing: it only has ids to propagate.
  */
 export class RequestTrace {

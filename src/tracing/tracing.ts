@@ -32,8 +32,9 @@ export interface TracingSettings {
 
 /**
  * Tracing's request-thread half: the W3C propagator, the SDK's sampler and id generator, and
- * the export thread that makes and sends the SDK's spans; `undefined` in its place means
- * tracing is off. Per request, this thread only notes ids, times and attributes (RequestTrace).
+ * the export thread that sends the spans; `undefined` in its place means tracing is off. Per
+ * request, this thread notes ids, times and attributes (RequestTrace) and, when it ends, writes
+ * them as OTLP protobuf for the export thread (export-thread.ts).
  */
 export class Tracing {
   private readonly ids = new RandomIdGenerator();

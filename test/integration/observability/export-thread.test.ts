@@ -7,8 +7,9 @@ import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver } from '../../fixtures/
 
 /**
  * The export thread on its own (src/tracing/export-thread.ts and export-worker.ts): records of
- * traced requests in, the SDK's OTLP protobuf out to a receiver that decodes it; its bound in
- * spans; a thread that cannot start. The gateway-level cases are in tracing.test.ts.
+ * traced requests in, OTLP protobuf out through the SDK's OTLP/HTTP delegate to a receiver that
+ * decodes it; its bound in spans; a thread that cannot start. The gateway-level cases are in
+ * tracing.test.ts.
  */
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';

@@ -14,7 +14,7 @@ import { metricValue, startStack, testConfig } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { jsonLineSink } from '../../helpers/log-lines.js';
 
-/** SPEC 18: spans the SDK sends to an OTLP/HTTP collector, as the collector decodes them. */
+/** SPEC 18: spans the gateway sends to an OTLP/HTTP collector (the SDK's encoding and transport), as the collector decodes them. */
 
 const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
