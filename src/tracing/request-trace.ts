@@ -11,6 +11,9 @@ import type { Tracing } from './tracing.js';
 /** The gateway's steps that get a span of their own (SPEC 18). */
 export type StepName = 'auth' | 'validate' | 'ownership' | 'limits';
 
+/** A step's attributes when it has none to give: shared, never written to. */
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
+
 /** The upstream hop: which upstream, and, on a chat route, the model and the body the gateway holds. */
 export interface UpstreamCall {
   readonly upstream: UpstreamName;
@@ -83,23 +86,37 @@ export class RequestTrace {
     this.sampled = (server.traceFlags & TraceFlags.SAMPLED) !== 0;
   }
 
-  /** Runs one step under a span of its name; a step that refuses the request leaves its reason on the span. */
-  async step<T>(name: StepName, work: () => Promise<T>, describe?: (result: T) => Attributes): Promise<T> {
+  /**
+   * Runs one step under a span of its name; a step that refuses the request leaves its reason on
+   * the span. Written with then() rather than async/await: an async wrapper's frame and its extra
+   * promises were about 800 bytes a step, most of what a traced request allocated for its steps.
+   */
+  step<T>(name: StepName, work: () => Promise<T>, describe?: (result: T) => Attributes): Promise<T> {
     if (!this.sampled) return work();
     const start = performance.now();
-    let attributes: Attributes = {};
-    let error: string | undefined;
+    let pending: Promise<T>;
     try {
-      const result = await work();
-      if (describe) attributes = describe(result);
-      return result;
+      pending = work();
     } catch (err) {
-      error = markRefusal(attributes, err);
-      if (name === 'limits') attributes['tollgate.limits.decision'] = 'refused';
-      throw err;
-    } finally {
-      this.steps.push({ name, start: microsSince(this.start, start), end: microsSince(this.start, performance.now()), attributes, error });
+      pending = Promise.reject(err);
     }
+    return pending.then(
+      (result) => {
+        this.noteStep(name, start, describe === undefined ? NO_ATTRIBUTES : describe(result), undefined);
+        return result;
+      },
+      (err: unknown) => {
+        const attributes: Attributes = {};
+        const error = markRefusal(attributes, err);
+        if (name === 'limits') attributes['tollgate.limits.decision'] = 'refused';
+        this.noteStep(name, start, attributes, error);
+        throw err;
+      },
+    );
+  }
+
+  private noteStep(name: StepName, start: number, attributes: Attributes, error: string | undefined): void {
+    this.steps.push({ name, start: microsSince(this.start, start), end: microsSince(this.start, performance.now()), attributes, error });
   }
 
   /** Starts the CLIENT span of the upstream hop (`chat <model>` with the GenAI conventions on chat routes). */

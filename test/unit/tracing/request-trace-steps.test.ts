@@ -1,0 +1,64 @@
+import { AlwaysOnSampler } from '@opentelemetry/sdk-trace-base';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { IncomingMessage } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { errors, GatewayError } from '../../../src/errors.js';
+import type { RequestRecord } from '../../../src/tracing/export-messages.js';
+import type { ExportThread } from '../../../src/tracing/export-thread.js';
+import { Tracing } from '../../../src/tracing/index.js';
+
+/**
+ * A traced request's steps (RequestTrace.step): each becomes a step of the request's record,
+ * with its attributes, or with its refusal when the step threw — synchronously or not — and the
+ * step's caller gets the same result or error as without tracing. The records are caught where
+ * the export thread would take them; what they become on the wire is otlp-spans.test.ts's.
+ */
+
+function traced(): { tracing: Tracing; records: RequestRecord[] } {
+  const records: RequestRecord[] = [];
+  const exportThread = { add: (record: RequestRecord) => void records.push(record) } as unknown as ExportThread;
+  const tracing = new Tracing(exportThread, new W3CTraceContextPropagator(), new AlwaysOnSampler(), {
+    captureContent: false,
+    providerNames: { service: 'service', inference: 'inference' },
+    metrics: undefined,
+  });
+  return { tracing, records };
+}
+
+const request = { headers: {}, url: '/v1/chat/completions' } as IncomingMessage;
+
+describe('a traced request step', () => {
+  it('hands back what the step gave, and records it with the attributes it is described by (none when not described)', async () => {
+    const { tracing, records } = traced();
+    const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
+    await expect(trace.step('auth', async () => 'caller')).resolves.toBe('caller');
+    await expect(trace.step('limits', async () => 3, (n) => ({ 'tollgate.limits.decision': 'admitted', n }))).resolves.toBe(3);
+    trace.finish({ status: 200, aborted: false });
+    expect(records[0]!.steps.map(({ name, attributes, error }) => ({ name, attributes, error }))).toEqual([
+      { name: 'auth', attributes: {}, error: undefined },
+      { name: 'limits', attributes: { 'tollgate.limits.decision': 'admitted', n: 3 }, error: undefined },
+    ]);
+  });
+
+  it('records a refusal, rejected or thrown at once, with its code and reason, and passes the same error on', async () => {
+    const { tracing, records } = traced();
+    const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
+    const refusal = errors.internalError();
+    await expect(
+      trace.step('auth', () => {
+        throw refusal;
+      }),
+    ).rejects.toBe(refusal);
+    const limited = new GatewayError(429, 'rate_limit_exceeded', 'Rate limit reached for requests');
+    await expect(trace.step('limits', async () => Promise.reject(limited))).rejects.toBe(limited);
+    trace.finish({ status: 429, aborted: false });
+    const [auth, limits] = records[0]!.steps;
+    expect(auth).toMatchObject({ name: 'auth', attributes: { 'error.type': refusal.code, 'tollgate.refusal.reason': refusal.message }, error: refusal.message });
+    expect(limits).toMatchObject({
+      name: 'limits',
+      attributes: { 'error.type': 'rate_limit_exceeded', 'tollgate.refusal.reason': 'Rate limit reached for requests', 'tollgate.limits.decision': 'refused' },
+      error: undefined,
+    });
+    expect(auth!.end).toBeGreaterThanOrEqual(auth!.start);
+  });
+});
