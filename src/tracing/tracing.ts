@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import { ROOT_CONTEXT, SamplingDecision, SpanKind, TraceFlags, trace, type Attributes, type Context, type SpanContext, type TextMapGetter, type TextMapPropagator } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, TraceFlags, trace, type Attributes, type SpanContext, type TextMapGetter, type TextMapPropagator } from '@opentelemetry/api';
 import { RandomIdGenerator, type Sampler } from '@opentelemetry/sdk-trace-base';
 import type { UpstreamName } from '../config/index.js';
 import type { GatewayError } from '../errors.js';
@@ -14,13 +14,15 @@ const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
   get: (carrier, key) => carrier[key],
 };
 
-const headerSetter = { set: (carrier: OutgoingHttpHeaders, key: string, value: string) => void (carrier[key] = value) };
 
 /**
  * The HTTP conventions' known methods: any other is `_OTHER` (its name in
  * `http.request.method_original`), so a client cannot coin span names. Every method a route may
  * accept (config routes: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS) is among them.
  */
+/** The W3C Trace Context version the gateway writes (`traceparent: 00-<trace id>-<span id>-<flags>`). */
+const W3C_VERSION = '00';
+
 const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE', 'QUERY']);
 
 export interface TracingSettings {
@@ -100,10 +102,14 @@ export class Tracing {
     this.exportThread.add(record);
   }
 
-  /** Writes `traceparent`/`tracestate` for `span` into outgoing headers. */
+  /**
+   * Writes `traceparent`/`tracestate` for `span` into outgoing headers: what the W3C propagator's
+   * inject writes for a valid span context (every context here is: made by the SDK's generator or
+   * read by its propagator), without the Context and its Map that inject takes, ~800 bytes a request.
+   */
   inject(span: SpanContext, headers: OutgoingHttpHeaders): void {
-    const context: Context = trace.setSpanContext(ROOT_CONTEXT, span);
-    this.propagator.inject(context, headers, headerSetter);
+    headers.traceparent = `${W3C_VERSION}-${span.traceId}-${span.spanId}-${(span.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+    if (span.traceState) headers.tracestate = span.traceState.serialize();
   }
 
   /** Sends what is waiting, until `deadline`, then stops (spans still queued then are dropped). */

@@ -1,6 +1,7 @@
+import { ROOT_CONTEXT, trace, type SpanContext } from '@opentelemetry/api';
 import { AlwaysOnSampler } from '@opentelemetry/sdk-trace-base';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { IncomingMessage } from 'node:http';
+import { TraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { errors, GatewayError } from '../../../src/errors.js';
 import type { RequestRecord } from '../../../src/tracing/export-messages.js';
@@ -11,7 +12,8 @@ import { Tracing } from '../../../src/tracing/index.js';
  * A traced request's steps (RequestTrace.step): each becomes a step of the request's record,
  * with its attributes, or with its refusal when the step threw — synchronously or not — and the
  * step's caller gets the same result or error as without tracing. The records are caught where
- * the export thread would take them; what they become on the wire is otlp-spans.test.ts's.
+ * the export thread would take them; what they become on the wire is otlp-spans.test.ts's. And
+ * the trace context the upstream is sent, held against what the SDK's W3C propagator writes.
  */
 
 function traced(): { tracing: Tracing; records: RequestRecord[] } {
@@ -60,5 +62,20 @@ describe('a traced request step', () => {
       error: undefined,
     });
     expect(auth!.end).toBeGreaterThanOrEqual(auth!.start);
+  });
+});
+
+describe('the trace context sent upstream', () => {
+  it.each<[string, SpanContext]>([
+    ['sampled', { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 }],
+    ['not sampled', { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 0 }],
+    ['with a tracestate', { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1, traceState: new TraceState('vendor=one,other=two') }],
+    ['with flags beyond sampled', { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 3 }],
+  ])('is what the SDK\'s W3C propagator writes: %s', (_, span) => {
+    const ours: OutgoingHttpHeaders = {};
+    traced().tracing.inject(span, ours);
+    const sdks: Record<string, string> = {};
+    new W3CTraceContextPropagator().inject(trace.setSpanContext(ROOT_CONTEXT, span), sdks, { set: (carrier, key, value) => void (carrier[key] = value) });
+    expect(ours).toEqual(sdks);
   });
 });
