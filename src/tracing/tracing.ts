@@ -14,15 +14,14 @@ const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
   get: (carrier, key) => carrier[key],
 };
 
+/** The W3C Trace Context version the gateway writes (`traceparent: 00-<trace id>-<span id>-<flags>`). */
+const W3C_VERSION = '00';
 
 /**
  * The HTTP conventions' known methods: any other is `_OTHER` (its name in
  * `http.request.method_original`), so a client cannot coin span names. Every method a route may
  * accept (config routes: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS) is among them.
  */
-/** The W3C Trace Context version the gateway writes (`traceparent: 00-<trace id>-<span id>-<flags>`). */
-const W3C_VERSION = '00';
-
 const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE', 'QUERY']);
 
 export interface TracingSettings {
