@@ -1,11 +1,11 @@
-import { SpanKind, SpanStatusCode, TraceFlags, type HrTime, type SpanContext } from '@opentelemetry/api';
-import { addHrTimes, hrTimeDuration, millisToHrTime } from '@opentelemetry/core';
+import { millisToHrTime } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { RandomIdGenerator, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { RequestRecord, StepFacts } from '../../src/tracing/export-messages.js';
+import type { RequestRecord } from '../../src/tracing/export-messages.js';
 import { exportEnvelope, exportRequest, OtlpSpanEncoder } from '../../src/tracing/otlp-spans.js';
 import { ProtobufWriter } from '../../src/tracing/protobuf-writer.js';
+import { readableSpansOf, type SdkSpanSettings } from './sdk-spans.js';
 
 /**
  * What it costs to turn traced chat requests into the OTLP protobuf a collector receives, the
@@ -67,41 +67,12 @@ function chatRecord(): RequestRecord {
   };
 }
 
-const resource = resourceFromAttributes({ 'service.name': 'tollgate' });
-const instrumentationScope = { name: 'tollgate' };
-const origin = millisToHrTime(performance.timeOrigin);
-
-function readableSpans(record: RequestRecord, into: ReadableSpan[]): void {
-  const start = addHrTimes(origin, millisToHrTime(record.start));
-  const contextOf = (spanId: string): SpanContext => ({ traceId: record.traceId, spanId, traceFlags: TraceFlags.SAMPLED });
-  const server = contextOf(record.server.id);
-  const span = (facts: StepFacts, kind: SpanKind, context: SpanContext, parentSpanContext: SpanContext | undefined): ReadableSpan => {
-    const startTime: HrTime = addHrTimes(start, millisToHrTime(facts.start / 1000));
-    const endTime: HrTime = addHrTimes(start, millisToHrTime(facts.end / 1000));
-    return {
-      name: facts.name,
-      kind,
-      spanContext: () => context,
-      parentSpanContext,
-      startTime,
-      endTime,
-      status: { code: SpanStatusCode.UNSET },
-      attributes: facts.attributes,
-      links: [],
-      events: [],
-      duration: hrTimeDuration(startTime, endTime),
-      ended: true,
-      resource,
-      instrumentationScope,
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
-    };
-  };
-  for (const step of record.steps) into.push(span(step, SpanKind.INTERNAL, contextOf(ids.generateSpanId()), server));
-  if (record.client) into.push(span(record.client, SpanKind.CLIENT, contextOf(record.client.id), server));
-  into.push(span(record.server, SpanKind.SERVER, server, undefined));
-}
+const sdkSpanSettings: SdkSpanSettings = {
+  origin: millisToHrTime(performance.timeOrigin),
+  resource: resourceFromAttributes({ 'service.name': 'tollgate' }),
+  instrumentationScope: { name: 'tollgate' },
+  stepSpanId: () => ids.generateSpanId(),
+};
 
 /** The former path: JSON across, ReadableSpans, the SDK's serializer per 512 spans. Returns bytes written. */
 function viaSdk(ships: readonly RequestRecord[][]): number {
@@ -109,7 +80,7 @@ function viaSdk(ships: readonly RequestRecord[][]): number {
   let queued: ReadableSpan[] = [];
   for (const ship of ships) {
     const records = JSON.parse(JSON.stringify(ship)) as RequestRecord[];
-    for (const record of records) readableSpans(record, queued);
+    for (const record of records) readableSpansOf(record, sdkSpanSettings, queued);
     while (queued.length >= 512) {
       bytes += ProtobufTraceSerializer.serializeRequest(queued.slice(0, 512))!.length;
       queued = queued.slice(512);

@@ -1,10 +1,11 @@
-import { SpanKind, SpanStatusCode, TraceFlags, type Attributes, type HrTime, type SpanContext } from '@opentelemetry/api';
-import { addHrTimes, hrTimeDuration, millisToHrTime, TraceState } from '@opentelemetry/core';
+import type { Attributes } from '@opentelemetry/api';
+import { millisToHrTime } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import type { RequestRecord, StepFacts } from '../../../src/tracing/export-messages.js';
+import { readableSpansOf } from '../../../bench/comparisons/sdk-spans.js';
+import type { RequestRecord } from '../../../src/tracing/export-messages.js';
 import { exportEnvelope, exportRequest, OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
 import { ProtobufWriter } from '../../../src/tracing/protobuf-writer.js';
 import { decodeTraceRequest, SPAN_KIND } from '../../fixtures/otlp-receiver.js';
@@ -26,43 +27,11 @@ const counterIds = (): (() => string) => {
   return () => (++next).toString(16).padStart(16, '0');
 };
 
-/** What the SDK's serializer writes for the record's spans, made into ReadableSpans as the export thread used to. */
+/** What the SDK's serializer writes for the records' spans, made into ReadableSpans as the export thread used to. */
 function sdkBytes(records: readonly RequestRecord[]): Uint8Array {
-  const resource = resourceFromAttributes({ 'service.name': SERVICE });
-  const instrumentationScope = { name: 'tollgate' };
-  const origin = millisToHrTime(TIME_ORIGIN);
-  const stepId = counterIds();
+  const settings = { origin: millisToHrTime(TIME_ORIGIN), resource: resourceFromAttributes({ 'service.name': SERVICE }), instrumentationScope: { name: 'tollgate' }, stepSpanId: counterIds() };
   const spans: ReadableSpan[] = [];
-  for (const record of records) {
-    const traceState = record.parent?.traceState === undefined ? undefined : new TraceState(record.parent.traceState);
-    const contextOf = (spanId: string): SpanContext => ({ traceId: record.traceId, spanId, traceFlags: TraceFlags.SAMPLED, traceState });
-    const server = contextOf(record.server.id);
-    const remote = record.parent && { traceId: record.traceId, spanId: record.parent.spanId, traceFlags: record.parent.traceFlags, traceState, isRemote: true };
-    const start = addHrTimes(origin, millisToHrTime(record.start));
-    const timeOf = (micros: number): HrTime => addHrTimes(start, millisToHrTime(micros / 1000));
-    const span = (facts: StepFacts, kind: SpanKind, context: SpanContext, parentSpanContext: SpanContext | undefined): ReadableSpan => ({
-      name: facts.name,
-      kind,
-      spanContext: () => context,
-      parentSpanContext,
-      startTime: timeOf(facts.start),
-      endTime: timeOf(facts.end),
-      status: facts.error === undefined ? { code: SpanStatusCode.UNSET } : facts.error === '' ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message: facts.error },
-      attributes: facts.attributes,
-      links: [],
-      events: [],
-      duration: hrTimeDuration(timeOf(facts.start), timeOf(facts.end)),
-      ended: true,
-      resource,
-      instrumentationScope,
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
-    });
-    for (const step of record.steps) spans.push(span(step, SpanKind.INTERNAL, contextOf(stepId()), server));
-    if (record.client) spans.push(span(record.client, SpanKind.CLIENT, contextOf(record.client.id), server));
-    spans.push(span(record.server, SpanKind.SERVER, server, remote));
-  }
+  for (const record of records) readableSpansOf(record, settings, spans);
   return ProtobufTraceSerializer.serializeRequest(spans)!;
 }
 
