@@ -1,7 +1,7 @@
 import { SpanKind, TraceFlags, type AttributeValue, type HrTime } from '@opentelemetry/api';
 import { addHrTimes, millisToHrTime, TraceState } from '@opentelemetry/core';
 import type { RequestRecord, StepFacts } from './export-messages.js';
-import { ProtobufWriter } from './protobuf-writer.js';
+import { ProtobufWriter, varintSize } from './protobuf-writer.js';
 
 /**
  * Traced requests as OTLP protobuf, written straight from their records: the bytes the SDK's
@@ -61,8 +61,9 @@ const flagsField = (remoteParent: boolean): Buffer => {
 const FLAGS = flagsField(false);
 const FLAGS_REMOTE_PARENT = flagsField(true);
 /** What follows the attributes of a span with no error, which is most of them: counts, an UNSET status, flags. */
-const UNSET_TAIL = Buffer.concat([DROPPED_COUNTS, Buffer.from([TAG.spanStatus, 2, TAG.statusCode, STATUS_UNSET]), FLAGS]);
-const UNSET_TAIL_REMOTE_PARENT = Buffer.concat([DROPPED_COUNTS, Buffer.from([TAG.spanStatus, 2, TAG.statusCode, STATUS_UNSET]), FLAGS_REMOTE_PARENT]);
+const unsetTail = (flags: Buffer): Buffer => Buffer.concat([DROPPED_COUNTS, Buffer.from([TAG.spanStatus, 2, TAG.statusCode, STATUS_UNSET]), flags]);
+const UNSET_TAIL = unsetTail(FLAGS);
+const UNSET_TAIL_REMOTE_PARENT = unsetTail(FLAGS_REMOTE_PARENT);
 
 const INT64_MIN = -(2 ** 63);
 const INT64_END = 2 ** 63;
@@ -169,14 +170,10 @@ export class OtlpSpanEncoder {
     if (cached) w.raw(cached);
     else {
       const from = w.pos;
-      w.byte(TAG.field1);
-      w.string(key);
+      writeKey(w, key);
       if (this.keys.size < MAX_CACHED_KEYS) this.keys.set(key, w.copyFrom(from));
     }
-    w.byte(TAG.field2);
-    const valueAt = w.begin();
-    writeAnyValue(w, value);
-    w.end(valueAt);
+    writeValue(w, value);
     w.end(at);
   }
 }
@@ -196,6 +193,20 @@ function writeTime(w: ProtobufWriter, start: HrTime, micros: number): void {
   const highPart = highSeconds * 1_000_000_000;
   const low = (highPart % 0x10000) * 0x10000 + lowPart;
   w.fixed64(low % 0x1_0000_0000, (Math.floor(highPart / 0x10000) + Math.floor(low / 0x1_0000_0000)) >>> 0);
+}
+
+/** `KeyValue.key`. */
+function writeKey(w: ProtobufWriter, key: string): void {
+  w.byte(TAG.field1);
+  w.string(key);
+}
+
+/** `KeyValue.value`: the AnyValue message. */
+function writeValue(w: ProtobufWriter, value: AttributeValue | undefined): void {
+  w.byte(TAG.field2);
+  const at = w.begin();
+  writeAnyValue(w, value);
+  w.end(at);
 }
 
 /** An `AnyValue`'s fields, as the SDK writes an attribute value (anything else, e.g. null, is an empty AnyValue). */
@@ -239,12 +250,8 @@ export function exportEnvelope(serviceName: string, scopeName: string): ExportEn
   const resource = w.begin();
   w.byte(TAG.field1);
   const kv = w.begin();
-  w.byte(TAG.field1);
-  w.string('service.name');
-  w.byte(TAG.field2);
-  const value = w.begin();
-  writeAnyValue(w, serviceName);
-  w.end(value);
+  writeKey(w, 'service.name');
+  writeValue(w, serviceName);
   w.end(kv);
   w.byte(TAG.resourceDroppedAttributes);
   w.byte(0);
@@ -272,11 +279,5 @@ export function exportRequest(envelope: ExportEnvelope, spans: Uint8Array): Uint
   w.varint(scopeSpans);
   w.raw(envelope.scope);
   w.raw(spans);
-  return w.written();
-}
-
-function varintSize(value: number): number {
-  let size = 1;
-  for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) size++;
-  return size;
+  return w.view(0, w.pos);
 }

@@ -15,6 +15,13 @@ const HEX_VALUE = (() => {
   return values;
 })();
 
+/** How many bytes `value` takes as a varint. */
+export function varintSize(value: number): number {
+  let size = 1;
+  for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) size++;
+  return size;
+}
+
 export class ProtobufWriter {
   private buffer: Buffer;
   /** Where the next byte goes. */
@@ -27,11 +34,6 @@ export class ProtobufWriter {
   /** Everything written since `from`, copied out (the writer is about to be reused). */
   copyFrom(from: number): Buffer {
     return Buffer.from(this.buffer.subarray(from, this.pos));
-  }
-
-  /** Everything written, not copied (for a writer that is done). */
-  written(): Buffer {
-    return this.buffer.subarray(0, this.pos);
   }
 
   /** Bytes [from, to) as they are now: a view, valid until the next write. */
@@ -187,8 +189,7 @@ export class ProtobufWriter {
       this.buffer[at] = length;
       return;
     }
-    let size = 1;
-    for (let rest = length; rest >= 0x80; rest = Math.floor(rest / 0x80)) size++;
+    const size = varintSize(length);
     this.ensure(size - 1);
     this.buffer.copyWithin(at + size, at + 1, this.pos);
     this.pos += size - 1;
