@@ -9,8 +9,8 @@ import type { Attributes } from '@opentelemetry/api';
 
 /**
  * One step of a request (an INTERNAL span): its name, when it started and ended (whole µs since
- * the request's start: short integers write faster than fractional milliseconds), its attributes.
- * Its span id is the export thread's to make: nothing outside the trace ever names a step.
+ * the request's start), its attributes. Its span id is made when the record is written as OTLP
+ * (otlp-spans.ts): nothing outside the trace ever names a step.
  */
 export interface StepFacts {
   readonly name: string;

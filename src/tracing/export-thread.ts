@@ -103,13 +103,18 @@ export class ExportThread {
     // A copy in an ArrayBuffer of its own, handed over to the thread (a Buffer may share Node's pool).
     const bytes = new Uint8Array(this.writer.pos);
     bytes.set(this.writer.view(0, this.writer.pos));
-    this.writer.reset();
     const message: ToExportThread = { kind: 'spans', bytes, ends: this.pendingEnds, spans: this.pendingCounts };
     this.inFlight += this.pendingSpans;
+    this.clearPending();
+    this.worker.postMessage(message, [bytes.buffer]);
+  }
+
+  /** Forgets the requests waiting here (shipped, or never to be). */
+  private clearPending(): void {
+    this.writer.reset();
     this.pendingEnds = [];
     this.pendingCounts = [];
     this.pendingSpans = 0;
-    this.worker.postMessage(message, [bytes.buffer]);
   }
 
   private ask(kind: 'flush' | 'shutdown'): Promise<void> {
@@ -161,10 +166,7 @@ export class ExportThread {
     if (started) this.worker = this.start();
     else {
       this.broken = true;
-      this.writer.reset();
-      this.pendingEnds = [];
-      this.pendingCounts = [];
-      this.pendingSpans = 0;
+      this.clearPending();
     }
   }
 }
