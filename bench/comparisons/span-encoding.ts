@@ -5,6 +5,7 @@ import { RandomIdGenerator, type ReadableSpan } from '@opentelemetry/sdk-trace-b
 import type { RequestRecord } from '../../src/tracing/export-messages.js';
 import { exportEnvelope, exportRequest, OtlpSpanEncoder } from '../../src/tracing/otlp-spans.js';
 import { ProtobufWriter } from '../../src/tracing/protobuf-writer.js';
+import { median } from '../load-runs/load.js';
 import { readableSpansOf, type SdkSpanSettings } from './sdk-spans.js';
 
 /**
@@ -122,7 +123,6 @@ for (let round = 0; round < ROUNDS; round++) {
   encoder.push(mine.micros);
   bytesPerRequest = mine.bytes / (SHIPS * REQUESTS_PER_SHIP);
 }
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const row = (name: string, values: number[]): string => `| ${name} | ${median(values).toFixed(1)} | ${values.map((v) => v.toFixed(1)).join(' / ')} |`;
 process.stdout.write(
   [

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { PerformanceObserver } from 'node:perf_hooks';
 import { tracingSchema } from '../../src/config/tracing.js';
 import type { ResponseTap, TapResult } from '../../src/metering/index.js';
 import { createTracing, type RequestTrace } from '../../src/tracing/index.js';
+import { heapBytesPerCall, medianOfClean } from './heap-bytes.js';
 
 /**
  * What tracing's own code allocates for one traced chat request, in stages: the SERVER span's
@@ -60,29 +60,16 @@ async function oneRequest(stage: Stage): Promise<void> {
   trace.finish({ status: 200, team: 'research', project: 'bench', keyId: 'k_bench', costNanos: 123_000, inputTokens: 12, outputTokens: 20, responseModel: 'OpenPipe/Qwen3-14B-Instruct', aborted: false });
 }
 
-let gcs = 0;
-new PerformanceObserver((list) => void (gcs += list.getEntries().length)).observe({ entryTypes: ['gc'] });
-
 /** Bytes allocated per request over `n` requests, or NaN when a GC ran meanwhile. */
-async function bytesPerRequest(stage: Stage, n: number): Promise<number> {
-  const gcsBefore = gcs;
-  const before = process.memoryUsage().heapUsed;
-  for (let i = 0; i < n; i++) await oneRequest(stage);
-  const after = process.memoryUsage().heapUsed;
-  await new Promise((resolve) => setImmediate(resolve));
-  return gcs === gcsBefore ? (after - before) / n : Number.NaN;
-}
+const bytesPerRequest = (stage: Stage, n: number): Promise<number> => heapBytesPerCall(() => oneRequest(stage), n);
 
 async function main(): Promise<void> {
   for (let warm = 0; warm < 20; warm++) for (const stage of STAGES) await bytesPerRequest(stage, 500);
   const samples = new Map<Stage, number[]>(STAGES.map((stage) => [stage, []]));
   for (let round = 0; round < 8; round++) for (const stage of STAGES) samples.get(stage)!.push(await bytesPerRequest(stage, 500));
-  const median = (values: number[]): number => {
-    const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-    return sorted.length === 0 ? Number.NaN : sorted[sorted.length >> 1]!;
-  };
+
   process.stdout.write('| up to | bytes per traced request |\n|---|--:|\n');
-  for (const stage of STAGES) process.stdout.write(`| ${stage} | ${median(samples.get(stage)!).toFixed(0)} |\n`);
+  for (const stage of STAGES) process.stdout.write(`| ${stage} | ${medianOfClean(samples.get(stage)!).toFixed(0)} |\n`);
   process.exit(0);
 }
 

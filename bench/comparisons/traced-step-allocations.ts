@@ -1,4 +1,4 @@
-import { PerformanceObserver } from 'node:perf_hooks';
+import { heapBytesPerCall, medianOfClean } from './heap-bytes.js';
 import { traced } from '../../src/pipeline/traced.js';
 import type { RequestTrace } from '../../src/tracing/index.js';
 
@@ -70,20 +70,11 @@ const args: Run = async (req, exchange) => {
   return (exchange.admission = await tracedCall(trace, 'limits', admit, caller, undefined));
 };
 
-let gcs = 0;
-new PerformanceObserver((list) => void (gcs += list.getEntries().length)).observe({ entryTypes: ['gc'] });
-
 /** Bytes allocated per call over `n` calls, or NaN when a GC ran meanwhile. */
-async function bytesPerCall(run: Run, n: number): Promise<number> {
+function bytesPerCall(run: Run, n: number): Promise<number> {
   const req: Req = { caller: { id: 1 }, body: {} };
   const exchange: Exchange = { trace: undefined };
-  const gcsBefore = gcs;
-  const before = process.memoryUsage().heapUsed;
-  for (let i = 0; i < n; i++) await run(req, exchange);
-  const after = process.memoryUsage().heapUsed;
-  // GC entries are delivered asynchronously: let them arrive before looking.
-  await new Promise((resolve) => setImmediate(resolve));
-  return gcs === gcsBefore ? (after - before) / n : Number.NaN;
+  return heapBytesPerCall(() => run(req, exchange), n);
 }
 
 async function main(): Promise<void> {
@@ -91,14 +82,11 @@ async function main(): Promise<void> {
   for (let warm = 0; warm < 20; warm++) for (const [, run] of shapes) await bytesPerCall(run, 4000);
   const samples = new Map<string, number[]>(shapes.map(([name]) => [name, []]));
   for (let round = 0; round < 8; round++) for (const [name, run] of shapes) samples.get(name)!.push(await bytesPerCall(run, 4000));
-  const median = (values: number[]): number => {
-    const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-    return sorted.length === 0 ? Number.NaN : sorted[sorted.length >> 1]!;
-  };
-  const base = median(samples.get('direct')!);
+
+  const base = medianOfClean(samples.get('direct')!);
   process.stdout.write('| shape | bytes per request (3 steps) | vs direct |\n|---|--:|--:|\n');
   for (const [name] of shapes) {
-    const bytes = median(samples.get(name)!);
+    const bytes = medianOfClean(samples.get(name)!);
     process.stdout.write(`| ${name} | ${bytes.toFixed(1)} | ${bytes - base >= 0 ? '+' : ''}${(bytes - base).toFixed(1)} |\n`);
   }
 }
