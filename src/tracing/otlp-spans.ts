@@ -1,7 +1,7 @@
 import { SpanKind, TraceFlags, type AttributeValue, type HrTime } from '@opentelemetry/api';
 import { addHrTimes, millisToHrTime, TraceState } from '@opentelemetry/core';
 import type { RequestRecord, StepFacts } from './export-messages.js';
-import { ProtobufWriter, varintSize } from './protobuf-writer.js';
+import { hexInto, ProtobufWriter, varintSize } from './protobuf-writer.js';
 
 /**
  * Traced requests as OTLP protobuf, written straight from their records: the bytes the SDK's
@@ -74,9 +74,18 @@ const MAX_CACHED_KEYS = 256;
 /** Hex span ids for the steps (a test's, to compare with the SDK's output); by default they are random bytes written in place. */
 export type SpanIdSource = () => string;
 
+/** The ids a request's spans share, as bytes: the trace id (16), then the SERVER span's id (8), every other span's parent. */
+const TRACE_ID_AT = 0;
+const SERVER_ID_AT = 16;
+const TWO_POW_32 = 0x1_0000_0000;
+
 export class OtlpSpanEncoder {
   private readonly origin: HrTime;
   private readonly keys = new Map<string, Buffer>();
+  /** The request being written: its shared ids, and its start as fixed64 nanoseconds in 32-bit halves. */
+  private readonly ids = new Uint8Array(24);
+  private startLow = 0;
+  private startHigh = 0;
 
   constructor(
     /** Where the spans are written. */
@@ -91,58 +100,60 @@ export class OtlpSpanEncoder {
   /**
    * Writes a request's spans (its steps, its CLIENT span, its SERVER span: the order they were
    * handed to the SDK) as `ScopeSpans.spans` fields. A record whose ids are not hex of their
-   * length writes nothing and returns false.
+   * length writes nothing and returns false. The ids every span carries are read once, and each
+   * span's times are the request's start plus its µs (what the SDK's hrtime arithmetic gives).
    */
   write(record: RequestRecord): boolean {
     const mark = this.writer.pos;
-    const start = addHrTimes(this.origin, millisToHrTime(record.start));
-    const traceState = record.parent?.traceState === undefined ? '' : new TraceState(record.parent.traceState).serialize();
     const serverId = record.server.id;
-    let ok = true;
-    for (const step of record.steps) ok &&= this.span(record, step, this.stepSpanId?.(), serverId, false, SpanKind.INTERNAL, start, traceState);
-    if (record.client) ok &&= this.span(record, record.client, record.client.id, serverId, false, SpanKind.CLIENT, start, traceState);
+    let ok = hexInto(this.ids, TRACE_ID_AT, record.traceId, 16) && hexInto(this.ids, SERVER_ID_AT, serverId, 8);
+    this.setStart(addHrTimes(this.origin, millisToHrTime(record.start)));
+    const traceState = record.parent?.traceState === undefined ? '' : new TraceState(record.parent.traceState).serialize();
+    for (const step of record.steps) ok &&= this.span(step, this.stepSpanId?.(), true, undefined, SpanKind.INTERNAL, traceState);
+    if (record.client) ok &&= this.span(record.client, record.client.id, true, undefined, SpanKind.CLIENT, traceState);
     const parent = record.parent;
-    ok &&= this.span(record, record.server, serverId, parent?.spanId, parent !== undefined, SpanKind.SERVER, start, traceState);
+    ok &&= this.span(record.server, undefined, false, parent?.spanId, SpanKind.SERVER, traceState);
     if (!ok) this.writer.pos = mark;
     return ok;
   }
 
-  private span(
-    record: RequestRecord,
-    facts: StepFacts,
-    /** Undefined: a random id (a step's). */
-    spanId: string | undefined,
-    parentId: string | undefined,
-    parentIsRemote: boolean,
-    kind: SpanKind,
-    start: HrTime,
-    traceState: string,
-  ): boolean {
+  /**
+   * One span. `spanId`: its own id in hex (undefined: the SERVER span's when its parent is a
+   * remote one or none, a random one for a step). Its parent: the SERVER span, or `remoteParent`.
+   */
+  private span(facts: StepFacts, spanId: string | undefined, underServer: boolean, remoteParent: string | undefined, kind: SpanKind, traceState: string): boolean {
     const w = this.writer;
+    const ids = this.ids;
     w.byte(TAG.field2);
     const at = w.begin();
     w.byte(TAG.spanTraceId);
-    let ok = w.hexBytes(record.traceId, 16);
+    w.lengthPrefixed(ids, TRACE_ID_AT, 16);
     w.byte(TAG.spanId);
-    if (spanId === undefined) w.randomBytes(8);
-    else ok = w.hexBytes(spanId, 8) && ok;
+    let ok = true;
+    if (kind === SpanKind.SERVER) w.lengthPrefixed(ids, SERVER_ID_AT, 8);
+    else if (spanId === undefined) w.randomBytes(8);
+    else ok = w.hexBytes(spanId, 8);
     if (traceState !== '') {
       w.byte(TAG.spanTraceState);
       w.string(traceState);
     }
-    if (parentId) {
+    if (underServer) {
       w.byte(TAG.spanParentId);
-      ok = w.hexBytes(parentId, 8) && ok;
+      w.lengthPrefixed(ids, SERVER_ID_AT, 8);
+    } else if (remoteParent) {
+      w.byte(TAG.spanParentId);
+      ok = w.hexBytes(remoteParent, 8) && ok;
     }
     w.byte(TAG.spanName);
     w.string(facts.name);
     w.byte(TAG.spanKind);
     w.varint(otlpKind(kind));
     w.byte(TAG.spanStart);
-    writeTime(w, start, facts.start);
+    this.time(facts.start);
     w.byte(TAG.spanEnd);
-    writeTime(w, start, facts.end);
+    this.time(facts.end);
     for (const key in facts.attributes) this.attribute(TAG.spanAttribute, key, facts.attributes[key]);
+    const parentIsRemote = remoteParent !== undefined;
     if (facts.error === undefined) w.raw(parentIsRemote ? UNSET_TAIL_REMOTE_PARENT : UNSET_TAIL);
     else {
       w.raw(DROPPED_COUNTS);
@@ -161,6 +172,25 @@ export class OtlpSpanEncoder {
     return ok;
   }
 
+  /**
+   * The request's start as fixed64 nanoseconds (seconds × 10^9 + nanos passes 2^53: seconds are
+   * split at 2^16 so that each product is exact), kept as two 32-bit halves.
+   */
+  private setStart([seconds, nanos]: HrTime): void {
+    const lowPart = (seconds % 0x10000) * 1_000_000_000 + nanos;
+    const highPart = Math.floor(seconds / 0x10000) * 1_000_000_000;
+    const low = (highPart % 0x10000) * 0x10000 + lowPart;
+    this.startLow = low % TWO_POW_32;
+    this.startHigh = (Math.floor(highPart / 0x10000) + Math.floor(low / TWO_POW_32)) >>> 0;
+  }
+
+  /** A span time, the request's start plus whole µs, as fixed64 nanoseconds (µs × 1000 stays far below 2^53). */
+  private time(micros: number): void {
+    const low = this.startLow + micros * 1000;
+    const carry = Math.floor(low / TWO_POW_32);
+    this.writer.fixed64(low - carry * TWO_POW_32, (this.startHigh + carry) >>> 0);
+  }
+
   /** One `KeyValue` under the field `tag`. */
   private attribute(tag: number, key: string, value: AttributeValue | undefined): void {
     const w = this.writer;
@@ -176,23 +206,6 @@ export class OtlpSpanEncoder {
     writeValue(w, value);
     w.end(at);
   }
-}
-
-/** A span time: the request's start plus whole µs, as the SDK's hrtime arithmetic does it, as fixed64 nanoseconds. */
-function writeTime(w: ProtobufWriter, start: HrTime, micros: number): void {
-  let seconds = start[0] + Math.trunc(micros / 1_000_000);
-  let nanos = start[1] + Math.round(((micros / 1000) % 1000) * 1_000_000);
-  if (nanos >= 1_000_000_000) {
-    nanos -= 1_000_000_000;
-    seconds += 1;
-  }
-  // seconds × 10^9 + nanos passes 2^53: split seconds at 2^16 so each product is exact.
-  const lowSeconds = seconds % 0x10000;
-  const highSeconds = Math.floor(seconds / 0x10000);
-  const lowPart = lowSeconds * 1_000_000_000 + nanos;
-  const highPart = highSeconds * 1_000_000_000;
-  const low = (highPart % 0x10000) * 0x10000 + lowPart;
-  w.fixed64(low % 0x1_0000_0000, (Math.floor(highPart / 0x10000) + Math.floor(low / 0x1_0000_0000)) >>> 0);
 }
 
 /** `KeyValue.key`. */

@@ -120,6 +120,27 @@ describe('OTLP spans written from request records', () => {
     expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
   });
 
+  it('writes span times as the SDK does across 2^32 ns and whole seconds, for a request an hour long', () => {
+    // Starts a few ns before the origin's nanoseconds carry into a second; its spans' times pass
+    // many 2^32 ns (4.29 s) boundaries, and the last ends an hour in.
+    const hour = 3_600_000_000;
+    const records = [
+      chatRecord({
+        start: 876.5,
+        server: { ...chatRecord().server, end: hour },
+        steps: [
+          { name: 'auth', start: 0, end: 4_294_967, attributes: {} },
+          { name: 'validate', start: 4_294_968, end: 999_999_999, attributes: {} },
+        ],
+        client: { ...chatRecord().client!, start: 1_000_000_000, end: hour - 1 },
+      }),
+      chatRecord({ start: 10_000_000.125, steps: [{ name: 'auth', start: 1, end: 8_589_934, attributes: {} }] }),
+    ];
+    expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
+    const server = decodeTraceRequest(encodedBytes(records)).find((span) => span.name === 'POST /v1/chat/completions')!;
+    expect(server.endTime - server.startTime).toBe(3_600_000_000_000n);
+  });
+
   it.each<[string, Attributes]>([
     ['non-ASCII and lone surrogates', { 'gen_ai.request.model': 'modèle-ü-😀', 'tollgate.refusal.reason': 'bad \ud800 half' }],
     ['a value whose length takes two bytes, and a span over 16 KiB (three)', { 'gen_ai.input.messages': 'x'.repeat(200), 'gen_ai.output.messages': 'y'.repeat(20_000) }],
