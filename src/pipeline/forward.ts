@@ -41,12 +41,8 @@ function prepareRequestHeaders(req: IncomingMessage, exchange: Exchange, body: P
   const headers = forwardableHeaders(req.headers, untrusted);
   if (body.headers) for (const name in body.headers) headers[name] = body.headers[name];
   headers['x-request-id'] = exchange.id;
-  if (exchange.trace) {
-    // The upstream continues the gateway's trace, not the client's header as it came (possibly malformed).
-    delete headers.traceparent;
-    delete headers.tracestate;
-    exchange.trace.injectInto(headers);
-  }
+  // The upstream continues the gateway's trace (the client's trace headers are untrusted ones when tracing is on).
+  exchange.trace?.injectInto(headers);
   if (upstream.identityHeaders && exchange.caller) {
     const { principal, project } = exchange.caller;
     addIdentityHeaders(headers, { team: project.team, project: project.project, keyId: principal.id });

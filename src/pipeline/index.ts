@@ -6,7 +6,7 @@ import { requestIdFor } from '../observability/index.js';
 import { resolveProject } from '../projects/index.js';
 import { CLIENT_FORWARDING_HEADERS, IDENTITY_HEADERS, type BufferBudget, type RouteSpec, type RouteTable, type Upstream, type UpstreamName } from '../proxy/index.js';
 import type { OwnershipGuard } from '../ownership/index.js';
-import type { Tracing } from '../tracing/index.js';
+import { TRACE_CONTEXT_HEADERS, type Tracing } from '../tracing/index.js';
 import type { ChatBodyChecker } from '../validation/index.js';
 import { bodySettings } from './body.js';
 import { buildRouteChains, type RouteChain } from './chain.js';
@@ -101,9 +101,18 @@ function openExchange(req: IncomingMessage, res: ServerResponse, route: RouteSpe
   return new Exchange(requestIdFor(req.headers['x-request-id']), route, method, res, routeMetrics);
 }
 
-/** What the forward step needs, prepared once: the pools, and the client headers never to pass on. */
+/**
+ * What the forward step needs, prepared once: the pools, and the client headers never to pass
+ * on. With tracing on, every request has a trace, and its upstream hop carries the gateway's
+ * trace context: the client's `traceparent`/`tracestate` (possibly malformed) are left out with
+ * the rest, rather than deleted from the copy (a delete makes V8 keep that object as a slow dictionary).
+ */
 function forwardingOf(deps: PipelineDeps, fail: ForwardDeps['fail']): ForwardDeps {
-  const untrusted = [...Object.values(IDENTITY_HEADERS), ...(deps.config.server.trustProxy ? [] : CLIENT_FORWARDING_HEADERS)];
+  const untrusted = [
+    ...Object.values(IDENTITY_HEADERS),
+    ...(deps.config.server.trustProxy ? [] : CLIENT_FORWARDING_HEADERS),
+    ...(deps.tracing ? TRACE_CONTEXT_HEADERS : []),
+  ];
   return { metrics: deps.metrics, upstreams: deps.upstreams, untrustedHeaders: new Set(untrusted), fail };
 }
 

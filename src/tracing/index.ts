@@ -4,6 +4,6 @@
  * optionally the GenAI metrics over OTLP. Off by default: then nothing here is built.
  */
 export { createTracing, samplerFor, type TracingEvents } from './provider.js';
-export { Tracing, type TracingSettings } from './tracing.js';
+export { TRACE_CONTEXT_HEADERS, Tracing, type TracingSettings } from './tracing.js';
 export { RequestTrace, type RequestOutcome, type StepName, type UpstreamCall } from './request-trace.js';
 export { readReply, requestAttributes, type ReplyFacts } from './genai.js';

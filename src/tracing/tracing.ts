@@ -14,6 +14,9 @@ const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
   get: (carrier, key) => carrier[key],
 };
 
+/** The W3C Trace Context headers: read from the client, written for the upstream (never passed on as they came). */
+export const TRACE_CONTEXT_HEADERS: readonly string[] = ['traceparent', 'tracestate'];
+
 /** The W3C Trace Context version the gateway writes (`traceparent: 00-<trace id>-<span id>-<flags>`). */
 const W3C_VERSION = '00';
 

@@ -148,8 +148,8 @@ describe('tracing to an OTLP/HTTP collector', () => {
     expect(client.attributes['gen_ai.response.time_to_first_chunk']).toBeGreaterThan(0);
   });
 
-  it('starts a trace of its own for a malformed traceparent, and sends that one upstream', async () => {
-    const res = await chat(stack, {}, { traceparent: '00-not-a-trace-01', 'x-request-id': 'malformed-tp' });
+  it('starts a trace of its own for a malformed traceparent, and sends that one upstream (without the tracestate that came with it)', async () => {
+    const res = await chat(stack, {}, { traceparent: '00-not-a-trace-01', tracestate: 'vendor=orphan', 'x-request-id': 'malformed-tp' });
     expect(res.status).toBe(200);
     const [server] = await receiver.spansWhere((s) => s.kind === SPAN_KIND.server && s.parentSpanId === '' && s.attributes['http.route'] === '/v1/chat/completions');
     const [version, traceId, , flags] = upstreamTraceparent(stack);
@@ -157,6 +157,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(flags).toBe('01');
     expect(server!.traceId).toBe(traceId);
+    expect(stack.service.requests.at(-1)!.headers.tracestate).toBeUndefined();
   });
 
   it('shows a refusal as a span with its reason: 401 on the auth step, the SERVER span not an error', async () => {
