@@ -70,6 +70,25 @@ const INT64_END = 2 ** 63;
 
 /** A key's `KeyValue.key` field, encoded once: the gateway's attribute keys are a few dozen names in its code. */
 const MAX_CACHED_KEYS = 256;
+/** A whole attribute field is kept for reuse only when this small (a route, a model, a team; never a prompt). */
+const MAX_CACHED_FIELD_BYTES = 256;
+
+/**
+ * What the encoder keeps for an attribute key: the key encoded, and the whole `KeyValue` field of
+ * a value it met twice in a row (most of a request's values are the last request's: method,
+ * route, scheme, model, provider, team, project, status), copied from then on while it holds.
+ * A value that changes every request (tokens, cost) is never kept, so it costs no copy.
+ */
+interface KeyEntry {
+  readonly key: Buffer;
+  /** The value last written under this key. */
+  last: AttributeValue | undefined;
+  /** A value met twice in a row, and its whole field (tag, length, key, value). */
+  keptValue: AttributeValue | undefined;
+  keptField: Buffer | undefined;
+}
+
+const isScalar = (value: AttributeValue | undefined): value is string | number | boolean => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 
 /** Hex span ids for the steps (a test's, to compare with the SDK's output); by default they are random bytes written in place. */
 export type SpanIdSource = () => string;
@@ -81,7 +100,7 @@ const TWO_POW_32 = 0x1_0000_0000;
 
 export class OtlpSpanEncoder {
   private readonly origin: HrTime;
-  private readonly keys = new Map<string, Buffer>();
+  private readonly keys = new Map<string, KeyEntry>();
   /** The request being written: its shared ids, and its start as fixed64 nanoseconds in 32-bit halves. */
   private readonly ids = new Uint8Array(24);
   private startLow = 0;
@@ -152,7 +171,7 @@ export class OtlpSpanEncoder {
     this.time(facts.start);
     w.byte(TAG.spanEnd);
     this.time(facts.end);
-    for (const key in facts.attributes) this.attribute(TAG.spanAttribute, key, facts.attributes[key]);
+    for (const key in facts.attributes) this.attribute(key, facts.attributes[key]);
     const parentIsRemote = remoteParent !== undefined;
     if (facts.error === undefined) w.raw(parentIsRemote ? UNSET_TAIL_REMOTE_PARENT : UNSET_TAIL);
     else {
@@ -191,20 +210,31 @@ export class OtlpSpanEncoder {
     this.writer.fixed64(low - carry * TWO_POW_32, (this.startHigh + carry) >>> 0);
   }
 
-  /** One `KeyValue` under the field `tag`. */
-  private attribute(tag: number, key: string, value: AttributeValue | undefined): void {
+  /** One span attribute: a `KeyValue` in `Span.attributes`. */
+  private attribute(key: string, value: AttributeValue | undefined): void {
     const w = this.writer;
-    w.byte(tag);
+    const entry = this.keys.get(key);
+    if (entry !== undefined && entry.keptField !== undefined && entry.keptValue === value) {
+      w.raw(entry.keptField);
+      return;
+    }
+    const fieldStart = w.pos;
+    w.byte(TAG.spanAttribute);
     const at = w.begin();
-    const cached = this.keys.get(key);
-    if (cached) w.raw(cached);
+    if (entry) w.raw(entry.key);
     else {
       const from = w.pos;
       writeKey(w, key);
-      if (this.keys.size < MAX_CACHED_KEYS) this.keys.set(key, w.copyFrom(from));
+      if (this.keys.size < MAX_CACHED_KEYS) this.keys.set(key, { key: w.copyFrom(from), last: undefined, keptValue: undefined, keptField: undefined });
     }
     writeValue(w, value);
     w.end(at);
+    if (entry === undefined) return;
+    if (entry.last === value && isScalar(value) && w.pos - fieldStart <= MAX_CACHED_FIELD_BYTES) {
+      entry.keptValue = value;
+      entry.keptField = w.copyFrom(fieldStart);
+    }
+    entry.last = value;
   }
 }
 

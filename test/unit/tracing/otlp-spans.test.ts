@@ -158,6 +158,34 @@ describe('OTLP spans written from request records', () => {
     expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
   });
 
+  it('writes a value it has kept (met twice in a row) and values that change after it, as the SDK does', () => {
+    // The encoder copies a whole attribute field it has met twice in a row under the same key:
+    // a run of equal values, then changes (to another scalar, an equal-looking number, an
+    // array, undefined, a long string), then the first value again.
+    const server = chatRecord().server;
+    const withServer = (attributes: Attributes): RequestRecord => chatRecord({ server: { ...server, attributes: { ...server.attributes, ...attributes } } });
+    const records = [
+      withServer({}),
+      withServer({}),
+      withServer({}),
+      withServer({ 'tollgate.team': 'platform', 'http.response.status_code': 429 }),
+      withServer({ 'tollgate.team': 'platform', 'http.response.status_code': 429.5 }),
+      withServer({ 'tollgate.team': ['research'], 'http.response.status_code': '200' }),
+      withServer({ 'tollgate.team': undefined, 'http.response.status_code': true }),
+      withServer({ 'tollgate.team': 'r'.repeat(300) }),
+      withServer({ 'tollgate.team': 'r'.repeat(300) }),
+      withServer({ 'tollgate.team': 'r'.repeat(300) }),
+      withServer({}),
+      withServer({}),
+    ];
+    expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
+    const teams = decodeTraceRequest(encodedBytes(records))
+      .filter((span) => span.kind === SPAN_KIND.server)
+      .map((span) => span.attributes['tollgate.team']);
+    // undefined is written as an empty AnyValue, which the receiver reads as [].
+    expect(teams).toEqual(['research', 'research', 'research', 'platform', 'platform', ['research'], [], 'r'.repeat(300), 'r'.repeat(300), 'r'.repeat(300), 'research', 'research']);
+  });
+
   it('writes nothing for a record whose ids are not hex of their length, and says so', () => {
     const writer = new ProtobufWriter(64);
     const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
