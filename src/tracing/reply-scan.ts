@@ -14,6 +14,7 @@ const FINISH_REASON = jsonKey('finish_reason');
 
 /** The index just past the string whose opening quote is at `start`; -1 when it does not end. */
 function stringEnd(bytes: Buffer, start: number): number {
+  // indexOf skips a long string (a completion's content) far faster than a loop here would.
   for (let at = bytes.indexOf(QUOTE, start + 1); at !== -1; at = bytes.indexOf(QUOTE, at + 1)) {
     let backslashes = 0;
     while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes += 1;
@@ -22,15 +23,33 @@ function stringEnd(bytes: Buffer, start: number): number {
   return -1;
 }
 
-const isKey = (bytes: Buffer, start: number, end: number, key: Buffer): boolean => end - start === key.length && bytes.compare(key, 0, key.length, start, end) === 0;
+/** Whether the string at [start, end), quotes included, is `key` (compared here: a key is a few bytes, less than a native call costs). */
+function isKey(bytes: Buffer, start: number, end: number, key: Buffer): boolean {
+  if (end - start !== key.length) return false;
+  for (let i = 0; i < key.length; i++) if (bytes[start + i] !== key[i]) return false;
+  return true;
+}
 
 /** The string value at `at` (escapes decoded), or undefined when the value there is not a string. */
 function stringAt(bytes: Buffer, at: number): string | undefined {
   if (bytes[at] !== QUOTE) return undefined;
-  const end = stringEnd(bytes, at);
-  if (end === -1) return undefined;
+  // Plain: no escape and no raw control character, so the bytes between the quotes are the string.
+  let plain = true;
+  for (let i = at + 1; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) return plain ? bytes.toString('utf8', at + 1, i) : decodedString(bytes, at, i + 1);
+    if (byte === BACKSLASH) {
+      plain = false;
+      i++;
+    } else if (byte < 0x20) plain = false;
+  }
+  return undefined;
+}
+
+/** A JSON string with escapes, as JSON.parse reads it (undefined where it refuses it). */
+function decodedString(bytes: Buffer, start: number, end: number): string | undefined {
   try {
-    return JSON.parse(bytes.toString('utf8', at, end)) as string;
+    return JSON.parse(bytes.toString('utf8', start, end)) as string;
   } catch {
     return undefined;
   }

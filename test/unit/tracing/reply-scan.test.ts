@@ -23,6 +23,7 @@ describe('scanJsonReply: a JSON reply\'s id and finish reasons without parsing i
     'choices that are not an array': { id: 'x', choices: { 0: { finish_reason: 'stop' } } },
     'pretty-printed': { pretty: true, id: 'p', choices: [{ finish_reason: 'stop' }] },
     'no choices': { id: 'e', error: { message: 'finish_reason' } },
+    'non-ASCII without escapes, and an escaped newline and unicode': { id: 'chatcmpl-é😀', choices: [{ finish_reason: 'stop\nnext\u0007' }] },
   };
   for (const [name, reply] of Object.entries(replies)) {
     it(`reads what JSON.parse reads: ${name}`, () => {
@@ -42,5 +43,7 @@ describe('scanJsonReply: a JSON reply\'s id and finish reasons without parsing i
     expect(scanJsonReply(Buffer.from('  [1]'))).toBeUndefined();
     expect(scanJsonReply(Buffer.from(''))).toBeUndefined();
     expect(scanJsonReply(Buffer.from('{"id":"cut","choices":[{"finish_reason":"stop"},{"finish_reason":"le'))).toEqual({ id: 'cut', finishReasons: ['stop'] });
+    // A raw control character is not JSON: JSON.parse refuses that string, and so does the scan.
+    expect(scanJsonReply(Buffer.from('{"id":"a\tb","choices":[{"finish_reason":"stop"}]}'))).toEqual({ finishReasons: ['stop'] });
   });
 });
