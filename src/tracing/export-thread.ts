@@ -30,10 +30,10 @@ function exportWorkerUrl(): URL {
 }
 
 /**
- * The request thread's side of the export thread (export-worker.ts): each traced request's
- * record is written as its OTLP spans when it ends (otlp-spans.ts: cheaper than writing it as
- * JSON for the other thread to parse and encode), and the bytes go there a batch at a time; it
- * queues, batches and sends them.
+ * The request thread's side of the export thread (export-worker.ts): traced requests' records
+ * wait here (at most SHIP_BATCH, SHIP_DELAY_MS), are written as their OTLP spans together
+ * (otlp-spans.ts: cheaper than writing them as JSON for the other thread to parse and encode),
+ * and the bytes go there; it queues, batches and sends them.
  *
  * Bounded like the batch processor it feeds: past `maxQueueSize` spans on their way (waiting
  * here or not yet taken by the thread), a request's spans are dropped and counted, never held.
@@ -44,10 +44,8 @@ export class ExportThread {
   private worker: Worker;
   private readonly writer = new ProtobufWriter(32 * 1024);
   private readonly encoder: OtlpSpanEncoder;
-  /** For each request waiting in `writer`: where its spans end, and how many. */
-  private pendingEnds: number[] = [];
-  private pendingCounts: number[] = [];
-  /** Spans waiting in `writer`, and spans posted to the thread that it has not taken off its port yet. */
+  /** Requests waiting to be written and sent, and their spans; spans posted to the thread that it has not taken off its port yet. */
+  private pending: RequestRecord[] = [];
   private pendingSpans = 0;
   private inFlight = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -72,14 +70,13 @@ export class ExportThread {
   add(record: RequestRecord): void {
     if (this.closed) return;
     const spans = spanCount(record);
-    if (this.broken || this.pendingSpans + this.inFlight + spans > this.settings.maxQueueSize || !this.encoder.write(record)) {
+    if (this.broken || this.pendingSpans + this.inFlight + spans > this.settings.maxQueueSize) {
       this.events.spansDropped(spans);
       return;
     }
-    this.pendingEnds.push(this.writer.pos);
-    this.pendingCounts.push(spans);
+    this.pending.push(record);
     this.pendingSpans += spans;
-    if (this.pendingEnds.length >= SHIP_BATCH) this.ship();
+    if (this.pending.length >= SHIP_BATCH) this.ship();
     else this.timer ??= setTimeout(() => this.ship(), SHIP_DELAY_MS).unref();
   }
 
@@ -96,24 +93,42 @@ export class ExportThread {
     await this.worker.terminate();
   }
 
+  /**
+   * Writes the waiting requests' spans and posts them to the thread. They are written here, a
+   * batch at a time, not as each request ends: between two requests the rest of the gateway's
+   * work pushes the encoder's code and data out of the CPU's caches, and written one request at a
+   * time it cost about three times what it costs in a run (docs/tracing.md, "Cost").
+   */
   private ship(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pendingEnds.length === 0) return;
-    // A copy in an ArrayBuffer of its own, handed over to the thread (a Buffer may share Node's pool).
-    const bytes = new Uint8Array(this.writer.pos);
-    bytes.set(this.writer.view(0, this.writer.pos));
-    const message: ToExportThread = { kind: 'spans', bytes, ends: this.pendingEnds, spans: this.pendingCounts };
-    this.inFlight += this.pendingSpans;
+    if (this.pending.length === 0) return;
+    const ends: number[] = [];
+    const counts: number[] = [];
+    let written = 0;
+    for (const record of this.pending) {
+      const spans = spanCount(record);
+      if (!this.encoder.write(record)) continue;
+      ends.push(this.writer.pos);
+      counts.push(spans);
+      written += spans;
+    }
+    const unwritten = this.pendingSpans - written;
+    if (unwritten > 0) this.events.spansDropped(unwritten);
+    if (ends.length > 0) {
+      // A copy in an ArrayBuffer of its own, handed over to the thread (a Buffer may share Node's pool).
+      const bytes = new Uint8Array(this.writer.pos);
+      bytes.set(this.writer.view(0, this.writer.pos));
+      this.inFlight += written;
+      this.worker.postMessage({ kind: 'spans', bytes, ends, spans: counts } satisfies ToExportThread, [bytes.buffer]);
+    }
     this.clearPending();
-    this.worker.postMessage(message, [bytes.buffer]);
   }
 
   /** Forgets the requests waiting here (shipped, or never to be). */
   private clearPending(): void {
     this.writer.reset();
-    this.pendingEnds = [];
-    this.pendingCounts = [];
+    this.pending = [];
     this.pendingSpans = 0;
   }
 

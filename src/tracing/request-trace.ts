@@ -74,6 +74,12 @@ export class RequestTrace {
   private watch: ReplyWatch | undefined;
   private call: UpstreamCall | undefined;
   private refusal: unknown;
+  /**
+   * Set when the request ended: its record is handed on, and written later with others (export
+   * thread), so what happens after (a step or an upstream answer still under way when the client
+   * left) is not added to it.
+   */
+  private ended = false;
 
   constructor(
     private readonly tracing: Tracing,
@@ -116,6 +122,7 @@ export class RequestTrace {
   }
 
   private noteStep(name: StepName, start: number, attributes: Attributes, error: string | undefined): void {
+    if (this.ended) return;
     this.steps.push({ name, start: microsSince(this.start, start), end: microsSince(this.start, performance.now()), attributes, error });
   }
 
@@ -145,7 +152,7 @@ export class RequestTrace {
 
   /** The upstream's status on the CLIENT span. */
   upstreamAnswered(status: number): void {
-    if (this.client) this.client.attributes['http.response.status_code'] = status;
+    if (this.client && !this.ended) this.client.attributes['http.response.status_code'] = status;
   }
 
   /**
@@ -165,6 +172,7 @@ export class RequestTrace {
   /** Ends the request's spans with what completion learned, hands a sampled one to the export thread, records the GenAI metrics. */
   finish(outcome: RequestOutcome): void {
     const end = performance.now();
+    this.ended = true;
     if (this.client && this.call?.chat && this.tracing.settings.metrics) this.recordMetrics(outcome, end);
     if (!this.sampled) return;
     const { attributes } = this;

@@ -111,6 +111,19 @@ describe('the export thread', () => {
     expect(dropped).toBe(4);
   });
 
+  it('drops and counts a request whose ids cannot be written, and sends the others it waited with', async () => {
+    thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
+    const good = record(5);
+    thread.add(good);
+    thread.add(record(6, { traceId: 'not-hex-not-hex-not-hex-not-hex-' }));
+    thread.add(record(7, { client: undefined }));
+    await thread.flush();
+    const spans = await receiver.spansWhere((s) => s.traceId === TRACE, 7);
+    expect(spans).toHaveLength(7);
+    expect(spans.filter((s) => s.kind === SPAN_KIND.server).map((s) => s.spanId)).toEqual([good.server.id, record(7).server.id]);
+    expect(dropped).toBe(4);
+  });
+
   it.runIf(process.platform === 'linux')('runs at a lower priority than the threads answering requests (10 nice steps lower)', async () => {
     const base = getPriority();
     const lowered = Math.min(19, base + 10);

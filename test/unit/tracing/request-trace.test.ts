@@ -63,6 +63,23 @@ describe('a traced request step', () => {
     });
     expect(auth!.end).toBeGreaterThanOrEqual(auth!.start);
   });
+
+  it('leaves out of an ended request what ends after it (a step, the upstream\'s status): its record is written later, with others', async () => {
+    const { tracing, records } = traced();
+    const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
+    await trace.step('auth', async () => 'caller');
+    let admit: (value: string) => void = () => undefined;
+    const limits = trace.step('limits', () => new Promise<string>((resolve) => (admit = resolve)));
+    trace.startUpstream({ upstream: 'service', method: 'GET' });
+    // The client left: the request ends while its limits step and the upstream are under way.
+    trace.finish({ status: 499, aborted: true });
+    admit('admitted');
+    await expect(limits).resolves.toBe('admitted');
+    trace.upstreamAnswered(200);
+    const [record] = records;
+    expect(record!.steps.map((step) => step.name)).toEqual(['auth']);
+    expect(record!.client!.attributes).toEqual({ 'http.request.method': 'GET', 'tollgate.upstream': 'service', 'tollgate.aborted': true });
+  });
 });
 
 describe('the trace context sent upstream', () => {
