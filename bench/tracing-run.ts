@@ -3,7 +3,8 @@
  * proxy, then gateway-redis with tracing off and on at ratio 1.0, in interleaved rounds), for
  * working on tracing's cost without the whole bench. Same flags (--rounds, --duration, --warmup,
  * --cpu-prof); prints the tables, writes nothing. With --rate N, instead: tracing off and on at a
- * fixed N requests/s, CPU per request split by thread (bench/comparisons/tracing-threads.ts).
+ * fixed N requests/s, CPU per request split by thread (bench/comparisons/tracing-threads.ts), and
+ * with --cpu-prof as well, each main thread's CPU by area (src/tracing: tracing's own code).
  */
 import { killChildrenOnExit, runMain, stopAll } from './processes/children.js';
 import { measureTracingCost } from './comparisons/tracing-cost.js';

@@ -1,4 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { log } from '../processes/log.js';
+import { areasTable, type AreaProfile } from '../load-runs/profile-areas.js';
+import type { CpuProfile } from '../load-runs/profile-summary.js';
 import { threadCpu, type ThreadCpu } from '../processes/thread-cpu.js';
 import { runLoad } from '../load-runs/load.js';
 import { int, micros } from '../load-runs/report.js';
@@ -67,6 +71,7 @@ export async function measureTracingThreads(stack: Stack, settings: Settings, ra
     const value = pick(on) / on.requests - pick(off) / off.requests;
     return `${value >= 0 ? '+' : ''}${micros(value)}`;
   };
+  const areas = mainThreadAreas(stack, tallies as [Tally, Tally]);
   return [
     `${OFF} and ${ON} at a fixed ${rate} req/s (${settings.connections} connections, ${settings.rounds} rounds of ${settings.duration} s, alternating): CPU µs per request of each gateway process, read per thread from /proc.`,
     '| target | req/s | main thread | other threads | whole process | whole process per round | failed |',
@@ -74,5 +79,24 @@ export async function measureTracingThreads(stack: Stack, settings: Settings, ra
     row(OFF, off),
     row(ON, on),
     `| on − off | | ${difference((t) => t.mainMicros)} | ${difference((t) => t.otherMicros)} | ${difference((t) => t.mainMicros + t.otherMicros)} | | |`,
+    ...(areas ? ['', 'Main thread by area (`--cpu-prof`: each profile\'s shares × that thread\'s CPU µs/req above; src/tracing is tracing\'s own code, the rest what it costs elsewhere and noise):', areas] : []),
   ].join('\n');
+}
+
+/**
+ * With `--cpu-prof`, the two gateways' main-thread profiles by area (written when they exit):
+ * the one figure of tracing's own code at work in the gateway, steadier than the on − off
+ * difference, which carries every other area's noise.
+ */
+function mainThreadAreas(stack: Stack, [off, on]: [Tally, Tally]): string | undefined {
+  if (!stack.profileDir) return undefined;
+  const profiles: AreaProfile[] = [];
+  for (const [name, tally] of [[OFF, off], [ON, on]] as const) {
+    // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile; thread 0 is the main thread.
+    const file = readdirSync(stack.profileDir).find((f) => f.split('.')[4] === '0' && stack.processNames.get(Number(f.split('.')[3])) === name);
+    if (file === undefined) return undefined;
+    const profile = JSON.parse(readFileSync(join(stack.profileDir, file), 'utf8')) as CpuProfile;
+    profiles.push({ name, profile, cpuMicrosPerRequest: tally.mainMicros / tally.requests });
+  }
+  return areasTable(profiles);
 }
