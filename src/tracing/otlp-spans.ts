@@ -128,19 +128,20 @@ export class OtlpSpanEncoder {
     let ok = hexInto(this.ids, TRACE_ID_AT, record.traceId, 16) && hexInto(this.ids, SERVER_ID_AT, serverId, 8);
     this.setStart(addHrTimes(this.origin, millisToHrTime(record.start)));
     const traceState = record.parent?.traceState === undefined ? '' : new TraceState(record.parent.traceState).serialize();
-    for (const step of record.steps) ok &&= this.span(step, this.stepSpanId?.(), true, undefined, SpanKind.INTERNAL, traceState);
-    if (record.client) ok &&= this.span(record.client, record.client.id, true, undefined, SpanKind.CLIENT, traceState);
-    const parent = record.parent;
-    ok &&= this.span(record.server, undefined, false, parent?.spanId, SpanKind.SERVER, traceState);
+    for (const step of record.steps) ok &&= this.span(step, SpanKind.INTERNAL, this.stepSpanId?.(), traceState);
+    if (record.client) ok &&= this.span(record.client, SpanKind.CLIENT, record.client.id, traceState);
+    ok &&= this.span(record.server, SpanKind.SERVER, undefined, traceState, record.parent?.spanId);
     if (!ok) this.writer.pos = mark;
     return ok;
   }
 
   /**
-   * One span. `spanId`: its own id in hex (undefined: the SERVER span's when its parent is a
-   * remote one or none, a random one for a step). Its parent: the SERVER span, or `remoteParent`.
+   * One span. The SERVER span's id is the request's (read once), its parent the caller's span
+   * (`remoteParent`) or none; every other span's parent is the SERVER span, and its id is `spanId`
+   * in hex, or random bytes when there is none (a step's).
    */
-  private span(facts: StepFacts, spanId: string | undefined, underServer: boolean, remoteParent: string | undefined, kind: SpanKind, traceState: string): boolean {
+  private span(facts: StepFacts, kind: SpanKind, spanId: string | undefined, traceState: string, remoteParent?: string): boolean {
+    const isServer = kind === SpanKind.SERVER;
     const w = this.writer;
     const ids = this.ids;
     w.byte(TAG.field2);
@@ -149,14 +150,14 @@ export class OtlpSpanEncoder {
     w.lengthPrefixed(ids, TRACE_ID_AT, 16);
     w.byte(TAG.spanId);
     let ok = true;
-    if (kind === SpanKind.SERVER) w.lengthPrefixed(ids, SERVER_ID_AT, 8);
+    if (isServer) w.lengthPrefixed(ids, SERVER_ID_AT, 8);
     else if (spanId === undefined) w.randomBytes(8);
     else ok = w.hexBytes(spanId, 8);
     if (traceState !== '') {
       w.byte(TAG.spanTraceState);
       w.string(traceState);
     }
-    if (underServer) {
+    if (!isServer) {
       w.byte(TAG.spanParentId);
       w.lengthPrefixed(ids, SERVER_ID_AT, 8);
     } else if (remoteParent) {
