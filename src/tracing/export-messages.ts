@@ -2,9 +2,9 @@ import type { Attributes } from '@opentelemetry/api';
 
 /**
  * What a traced request leaves behind: one record of plain facts (ids, times, attributes),
- * which the request thread writes as OTLP protobuf spans at once (otlp-spans.ts), and what
- * crosses to the export thread: a batch of requests' spans as bytes, with where each request's
- * spans end (export-thread.ts, export-worker.ts).
+ * which the request thread writes as OTLP protobuf spans with the others of its batch
+ * (otlp-spans.ts), and what crosses to the export thread: a batch of requests' spans as bytes,
+ * with where each request's spans end (export-thread.ts, export-worker.ts).
  */
 
 /**

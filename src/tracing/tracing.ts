@@ -37,8 +37,8 @@ export interface TracingSettings {
 /**
  * Tracing's request-thread half: the W3C propagator, the SDK's sampler and id generator, and
  * the export thread that sends the spans; `undefined` in its place means tracing is off. Per
- * request, this thread notes ids, times and attributes (RequestTrace) and, when it ends, writes
- * them as OTLP protobuf for the export thread (export-thread.ts).
+ * request, this thread notes ids, times and attributes (RequestTrace); when it ends they wait for
+ * the next shipment, which writes them as OTLP protobuf for the export thread (export-thread.ts).
  */
 export class Tracing {
   private readonly ids = new RandomIdGenerator();
