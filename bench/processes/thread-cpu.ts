@@ -9,11 +9,33 @@ export interface ThreadCpu {
 /** Linux's clock tick (CLK_TCK): /proc counts CPU time in 10 ms ticks. */
 const MICROS_PER_TICK = 10_000;
 
-/** utime + stime of one task, in ticks, from /proc/<pid>/task/<tid>/stat (fields 14 and 15, after the parenthesised name). */
-function taskTicks(pid: number, tid: string): number {
+/** One task's /proc/<pid>/task/<tid>/stat fields after the parenthesised name (field 3 onwards). */
+function taskStat(pid: number, tid: string): string[] {
   const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** utime + stime of one task, in ticks (fields 14 and 15). */
+const taskTicks = (pid: number, tid: string): number => {
+  const fields = taskStat(pid, tid);
   return Number(fields[11]) + Number(fields[12]);
+};
+
+/**
+ * CPU so far, µs, of a process's threads whose nice value is `nice` (field 19): how tracing's
+ * export thread is told apart, since it lowers its own priority (Linux only).
+ */
+export function cpuAtNice(pid: number, nice: number): number {
+  let micros = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const fields = taskStat(pid, tid);
+      if (Number(fields[16]) === nice) micros += (Number(fields[11]) + Number(fields[12])) * MICROS_PER_TICK;
+    } catch {
+      // The thread ended while the list was read.
+    }
+  }
+  return micros;
 }
 
 /**
