@@ -30,6 +30,7 @@ export interface SpanFacts extends StepFacts {
 export interface RemoteParent {
   readonly spanId: string;
   readonly traceFlags: number;
+  /** As the SDK's TraceState serializes it (the propagator parsed the client's header): written to the spans as it is. */
   readonly traceState?: string;
 }
 

@@ -1,5 +1,5 @@
 import { SpanKind, TraceFlags, type AttributeValue, type HrTime } from '@opentelemetry/api';
-import { addHrTimes, millisToHrTime, TraceState } from '@opentelemetry/core';
+import { addHrTimes, millisToHrTime } from '@opentelemetry/core';
 import type { RequestRecord, StepFacts } from './export-messages.js';
 import { hexInto, ProtobufWriter, varintSize } from './protobuf-writer.js';
 
@@ -127,7 +127,7 @@ export class OtlpSpanEncoder {
     const serverId = record.server.id;
     let ok = hexInto(this.ids, TRACE_ID_AT, record.traceId, 16) && hexInto(this.ids, SERVER_ID_AT, serverId, 8);
     this.setStart(addHrTimes(this.origin, millisToHrTime(record.start)));
-    const traceState = record.parent?.traceState === undefined ? '' : new TraceState(record.parent.traceState).serialize();
+    const traceState = record.parent?.traceState ?? '';
     for (const step of record.steps) ok &&= this.span(step, SpanKind.INTERNAL, this.stepSpanId?.(), traceState);
     if (record.client) ok &&= this.span(record.client, SpanKind.CLIENT, record.client.id, traceState);
     ok &&= this.span(record.server, SpanKind.SERVER, undefined, traceState, record.parent?.spanId);
