@@ -15,7 +15,7 @@ import { measureRounds, warmUp, type Target, type TargetRounds } from './load-ru
 import { targetsTable } from './load-runs/performance-targets.js';
 import { areasTable, type AreaProfile } from './load-runs/profile-areas.js';
 import { cpuPerRequest, medianOf } from './load-runs/figures.js';
-import { summarizeProfileFile, type CpuProfile } from './load-runs/profile-summary.js';
+import { profileFileOwner, summarizeProfileFile, type CpuProfile } from './load-runs/profile-summary.js';
 import { loadTable, redisBreakdownTable, resultsDocument, streamTable } from './load-runs/report.js';
 import { readSettings, type Settings } from './load-runs/settings.js';
 import { measureSoakRss } from './comparisons/soak-rss.js';
@@ -90,8 +90,7 @@ function printProfileSummaries(stack: Stack, rows: readonly TargetRounds[]): voi
   if (!stack.profileDir) return;
   const byArea: AreaProfile[] = [];
   for (const file of readdirSync(stack.profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
-    // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
-    const [pid, thread] = [Number(file.split('.')[3]), file.split('.')[4]];
+    const { pid, thread } = profileFileOwner(file);
     const name = stack.processNames.get(pid);
     const where = `${name ?? `cluster worker (pid ${pid})`}${thread === '0' ? '' : ', worker thread'}`;
     printExtra(`CPU profile: ${where}, top self time`, summarizeProfileFile(join(stack.profileDir, file), 20));

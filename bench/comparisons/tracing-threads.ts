@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log } from '../processes/log.js';
 import { areasTable, type AreaProfile } from '../load-runs/profile-areas.js';
-import type { CpuProfile } from '../load-runs/profile-summary.js';
+import { profileFileOwner, type CpuProfile } from '../load-runs/profile-summary.js';
 import { threadCpu, type ThreadCpu } from '../processes/thread-cpu.js';
 import { runLoad } from '../load-runs/load.js';
 import { int, micros } from '../load-runs/report.js';
@@ -92,8 +92,10 @@ function mainThreadAreas(stack: Stack, [off, on]: [Tally, Tally]): string | unde
   if (!stack.profileDir) return undefined;
   const profiles: AreaProfile[] = [];
   for (const [name, tally] of [[OFF, off], [ON, on]] as const) {
-    // Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile; thread 0 is the main thread.
-    const file = readdirSync(stack.profileDir).find((f) => f.split('.')[4] === '0' && stack.processNames.get(Number(f.split('.')[3])) === name);
+    const file = readdirSync(stack.profileDir).find((f) => {
+      const { pid, thread } = profileFileOwner(f);
+      return thread === '0' && stack.processNames.get(pid) === name;
+    });
     if (file === undefined) return undefined;
     const profile = JSON.parse(readFileSync(join(stack.profileDir, file), 'utf8')) as CpuProfile;
     profiles.push({ name, profile, cpuMicrosPerRequest: tally.mainMicros / tally.requests });

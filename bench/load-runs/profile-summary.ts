@@ -118,6 +118,15 @@ export function summaryTable(summary: ProfileSummary, top: number): string {
   return lines.join('\n');
 }
 
+/**
+ * Whose profile a file is: Node names them CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile,
+ * thread '0' being the process's main thread.
+ */
+export function profileFileOwner(file: string): { readonly pid: number; readonly thread: string } {
+  const parts = file.split('.');
+  return { pid: Number(parts[3]), thread: parts[4] ?? '' };
+}
+
 /** A one-line account of the profile's time, then the table. */
 export function summarizeProfileFile(path: string, top: number): string {
   const summary = summarizeProfile(JSON.parse(readFileSync(path, 'utf8')) as CpuProfile);

@@ -9,32 +9,37 @@ export interface ThreadCpu {
 /** Linux's clock tick (CLK_TCK): /proc counts CPU time in 10 ms ticks. */
 const MICROS_PER_TICK = 10_000;
 
-/** One task's /proc/<pid>/task/<tid>/stat fields after the parenthesised name (field 3 onwards). */
-function taskStat(pid: number, tid: string): string[] {
-  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+interface TaskCpu {
+  readonly tid: string;
+  /** utime + stime (fields 14 and 15), µs. */
+  readonly micros: number;
+  /** Its nice value (field 19). */
+  readonly nice: number;
 }
 
-/** utime + stime of one task, in ticks (fields 14 and 15). */
-const taskTicks = (pid: number, tid: string): number => {
-  const fields = taskStat(pid, tid);
-  return Number(fields[11]) + Number(fields[12]);
-};
+/** Each live thread of a process, from /proc/<pid>/task/<tid>/stat (fields counted after the parenthesised name). */
+function tasks(pid: number): TaskCpu[] {
+  const found: TaskCpu[] = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // The thread ended while the list was read.
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    found.push({ tid, micros: (Number(fields[11]) + Number(fields[12])) * MICROS_PER_TICK, nice: Number(fields[16]) });
+  }
+  return found;
+}
 
 /**
- * CPU so far, µs, of a process's threads whose nice value is `nice` (field 19): how tracing's
- * export thread is told apart, since it lowers its own priority (Linux only).
+ * CPU so far, µs, of a process's threads whose nice value is `nice`: how tracing's export thread
+ * is told apart, since it lowers its own priority (Linux only).
  */
 export function cpuAtNice(pid: number, nice: number): number {
   let micros = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const fields = taskStat(pid, tid);
-      if (Number(fields[16]) === nice) micros += (Number(fields[11]) + Number(fields[12])) * MICROS_PER_TICK;
-    } catch {
-      // The thread ended while the list was read.
-    }
-  }
+  for (const task of tasks(pid)) if (task.nice === nice) micros += task.micros;
   return micros;
 }
 
@@ -47,15 +52,9 @@ export function cpuAtNice(pid: number, nice: number): number {
 export function threadCpu(pid: number): ThreadCpu {
   let mainMicros = 0;
   let otherMicros = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let ticks: number;
-    try {
-      ticks = taskTicks(pid, tid);
-    } catch {
-      continue; // The thread ended while the list was read.
-    }
-    if (tid === String(pid)) mainMicros += ticks * MICROS_PER_TICK;
-    else otherMicros += ticks * MICROS_PER_TICK;
+  for (const task of tasks(pid)) {
+    if (task.tid === String(pid)) mainMicros += task.micros;
+    else otherMicros += task.micros;
   }
   return { mainMicros, otherMicros };
 }
