@@ -45,6 +45,15 @@ export interface RequestRecord {
   readonly client?: SpanFacts;
 }
 
+/**
+ * A sampled request that has ended, waiting for the export thread's next shipment: how many spans
+ * it will be, and its record, built when the shipment is written (RequestTrace).
+ */
+export interface EndedTrace {
+  spanCount(): number;
+  record(): RequestRecord;
+}
+
 /** Whole µs from `start` to `at` (both ms on the performance clock). */
 export const microsSince = (start: number, at: number): number => Math.round((at - start) * 1000);
 

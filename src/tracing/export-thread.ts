@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { spanCount, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
+import { spanCount, type EndedTrace, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
 import { OtlpSpanEncoder, type SpanIdSource } from './otlp-spans.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 
@@ -9,6 +9,15 @@ import { ProtobufWriter } from './protobuf-writer.js';
  */
 const SHIP_DELAY_MS = 50;
 const SHIP_BATCH = 64;
+
+/** A request's record, or undefined when it cannot be built (its spans are then dropped and counted, never thrown from a timer). */
+function recordOf(trace: EndedTrace): RequestRecord | undefined {
+  try {
+    return trace.record();
+  } catch {
+    return undefined;
+  }
+}
 
 /** What the export thread reports back to the gateway. */
 export interface ExportThreadEvents {
@@ -30,10 +39,10 @@ function exportWorkerUrl(): URL {
 }
 
 /**
- * The request thread's side of the export thread (export-worker.ts): traced requests' records
- * wait here (at most SHIP_BATCH, SHIP_DELAY_MS), are written as their OTLP spans together
- * (otlp-spans.ts: cheaper than writing them as JSON for the other thread to parse and encode),
- * and the bytes go there; it queues, batches and sends them.
+ * The request thread's side of the export thread (export-worker.ts): ended traced requests wait
+ * here (at most SHIP_BATCH, SHIP_DELAY_MS), then their records are built and written as OTLP
+ * spans together (otlp-spans.ts: cheaper than writing them as JSON for the other thread to parse
+ * and encode), and the bytes go there; it queues, batches and sends them.
  *
  * Bounded like the batch processor it feeds: past `maxQueueSize` spans on their way (waiting
  * here or not yet taken by the thread), a request's spans are dropped and counted, never held.
@@ -45,7 +54,7 @@ export class ExportThread {
   private readonly writer = new ProtobufWriter(32 * 1024);
   private readonly encoder: OtlpSpanEncoder;
   /** Requests waiting to be written and sent, and their spans; spans posted to the thread that it has not taken off its port yet. */
-  private pending: RequestRecord[] = [];
+  private pending: EndedTrace[] = [];
   private pendingSpans = 0;
   private inFlight = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -67,14 +76,14 @@ export class ExportThread {
   }
 
   /** Queues a sampled request's spans for export, or drops and counts them when the queue is full. */
-  add(record: RequestRecord): void {
+  add(trace: EndedTrace): void {
     if (this.closed) return;
-    const spans = spanCount(record);
+    const spans = trace.spanCount();
     if (this.broken || this.pendingSpans + this.inFlight + spans > this.settings.maxQueueSize) {
       this.events.spansDropped(spans);
       return;
     }
-    this.pending.push(record);
+    this.pending.push(trace);
     this.pendingSpans += spans;
     if (this.pending.length >= SHIP_BATCH) this.ship();
     else this.timer ??= setTimeout(() => this.ship(), SHIP_DELAY_MS).unref();
@@ -94,10 +103,10 @@ export class ExportThread {
   }
 
   /**
-   * Writes the waiting requests' spans and posts them to the thread. They are written here, a
-   * batch at a time, not as each request ends: between two requests the rest of the gateway's
-   * work pushes the encoder's code and data out of the CPU's caches, and written one request at a
-   * time it cost about three times what it costs in a run (docs/tracing.md, "Cost").
+   * Builds the waiting requests' records, writes their spans and posts them to the thread. They
+   * are built and written here, a batch at a time, not as each request ends: between two requests
+   * the rest of the gateway's work pushes this code and its data out of the CPU's caches, and done
+   * one request at a time it cost about three times what it costs in a run (docs/tracing.md, "Cost").
    */
   private ship(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -106,9 +115,10 @@ export class ExportThread {
     const ends: number[] = [];
     const counts: number[] = [];
     let written = 0;
-    for (const record of this.pending) {
+    for (const trace of this.pending) {
+      const record = recordOf(trace);
+      if (record === undefined || !this.encoder.write(record)) continue;
       const spans = spanCount(record);
-      if (!this.encoder.write(record)) continue;
       ends.push(this.writer.pos);
       counts.push(spans);
       written += spans;

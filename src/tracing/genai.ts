@@ -105,6 +105,7 @@ export function readReply(bytes: Buffer): ReplyFacts {
 export class ReplyWatch implements ResponseTap {
   private readonly chunks: Buffer[] = [];
   private size = 0;
+  private stopped = false;
   /** When a streamed reply's first chunk came (undefined for a JSON reply: it has no first chunk to speak of). */
   firstChunkAt: number | undefined;
   seen: TapResult | undefined;
@@ -120,7 +121,7 @@ export class ReplyWatch implements ResponseTap {
 
   write(chunk: Buffer): Buffer {
     if (this.streamed) this.firstChunkAt ??= performance.now();
-    if (this.size < MAX_WATCHED_BYTES) {
+    if (this.size < MAX_WATCHED_BYTES && !this.stopped) {
       this.chunks.push(chunk);
       this.size += chunk.length;
     }
@@ -131,8 +132,14 @@ export class ReplyWatch implements ResponseTap {
     return (this.seen = this.inner.end());
   }
 
+  /** The request ended: what is relayed after (a client that left) is not the reply its spans describe. */
+  stop(): void {
+    this.stopped = true;
+  }
+
   /**
-   * What the reply said, read once the exchange is over (off the relay). Without the text
+   * What the reply said, read once the exchange is over (off the relay, with the other ended
+   * requests of an export shipment). Without the text
    * (content not captured), a JSON reply is scanned for its id and finish reasons, not parsed.
    */
   facts(withText: boolean): ReplyFacts {

@@ -4,7 +4,7 @@ import type { UpstreamName } from '../config/index.js';
 import type { ChatSampling } from '../validation/index.js';
 import { asGatewayError } from '../errors.js';
 import type { ResponseTap } from '../metering/index.js';
-import { microsSince, type RemoteParent, type SpanFacts, type StepFacts } from './export-messages.js';
+import { microsSince, type EndedTrace, type RemoteParent, type RequestRecord, type SpanFacts, type StepFacts } from './export-messages.js';
 import { ReplyWatch, requestAttributes } from './genai.js';
 import type { Tracing } from './tracing.js';
 
@@ -61,10 +61,10 @@ interface ClientHop {
 /**
  * One request's spans, as facts noted on the request thread: the SERVER span, its steps and
  * the upstream CLIENT span, each with its id, times and attributes. On finish a sampled
- * request's facts are written as its OTLP spans and go to the export thread. An unsampled
- * request notes nothing: it only has ids to propagate.
+ * request goes to the export thread's next shipment, which builds its record and writes it as
+ * OTLP spans. An unsampled request notes nothing: it only has ids to propagate.
  */
-export class RequestTrace {
+export class RequestTrace implements EndedTrace {
   readonly traceId: string;
   private readonly start = performance.now();
   private readonly sampled: boolean;
@@ -80,6 +80,9 @@ export class RequestTrace {
    * left) is not added to it.
    */
   private ended = false;
+  /** How the request ended, and when: what its record is built from. */
+  private outcome: RequestOutcome | undefined;
+  private endedAt = 0;
 
   constructor(
     private readonly tracing: Tracing,
@@ -166,29 +169,49 @@ export class RequestTrace {
 
   /** The request was refused or failed (the error catalogue's code and message). */
   refused(err: unknown): void {
-    this.refusal = err;
+    if (!this.ended) this.refusal = err;
   }
 
-  /** Ends the request's spans with what completion learned, hands a sampled one to the export thread, records the GenAI metrics. */
+  /**
+   * Ends the request's spans with what completion learned, records the GenAI metrics, and hands a
+   * sampled request to the export thread. Its record is built there, when the batch it is in is
+   * written (record()): the reply scan and the attributes run with the encoder, a batch at a time,
+   * not between two requests' work (docs/tracing.md, "Cost").
+   */
   finish(outcome: RequestOutcome): void {
     const end = performance.now();
     this.ended = true;
+    this.watch?.stop();
     if (this.client && this.call?.chat && this.tracing.settings.metrics) this.recordMetrics(outcome, end);
     if (!this.sampled) return;
+    this.outcome = outcome;
+    this.endedAt = end;
+    this.tracing.export(this);
+  }
+
+  /** How many spans the request's record holds (the export queue is bounded in spans). */
+  spanCount(): number {
+    return 1 + this.steps.length + (this.client === undefined ? 0 : 1);
+  }
+
+  /** The ended request's record: its SERVER span, steps and CLIENT span as facts (built once, by the export thread's shipment). */
+  record(): RequestRecord {
+    const outcome = this.outcome!;
+    const end = this.endedAt;
     const { attributes } = this;
     addTollgateAttributes(attributes, outcome);
     attributes['http.response.status_code'] = outcome.status;
     let error: string | undefined;
     if (this.refusal !== undefined) error = markRefusal(attributes, this.refusal);
     else if (outcome.status >= 500) error = '';
-    this.tracing.export({
+    return {
       traceId: this.traceId,
       start: this.start,
       parent: this.remoteParent(),
       server: { id: this.server.spanId, name: this.name, start: 0, end: microsSince(this.start, end), attributes, error },
       steps: this.steps,
       client: this.client && this.clientFacts(outcome, end),
-    });
+    };
   }
 
   private remoteParent(): RemoteParent | undefined {

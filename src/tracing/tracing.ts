@@ -3,7 +3,7 @@ import { ROOT_CONTEXT, SamplingDecision, SpanKind, TraceFlags, trace, type Attri
 import { RandomIdGenerator, type Sampler } from '@opentelemetry/sdk-trace-base';
 import type { UpstreamName } from '../config/index.js';
 import type { GatewayError } from '../errors.js';
-import type { RequestRecord } from './export-messages.js';
+import type { EndedTrace } from './export-messages.js';
 import type { ExportThread } from './export-thread.js';
 import type { GenAiMetrics } from './genai-metrics.js';
 import { RequestTrace } from './request-trace.js';
@@ -37,8 +37,9 @@ export interface TracingSettings {
 /**
  * Tracing's request-thread half: the W3C propagator, the SDK's sampler and id generator, and
  * the export thread that sends the spans; `undefined` in its place means tracing is off. Per
- * request, this thread notes ids, times and attributes (RequestTrace); when it ends they wait for
- * the next shipment, which writes them as OTLP protobuf for the export thread (export-thread.ts).
+ * request, this thread notes ids, times and attributes (RequestTrace); when it ends it waits for
+ * the next shipment, which builds its record and writes it as OTLP protobuf for the export
+ * thread (export-thread.ts).
  */
 export class Tracing {
   private readonly ids = new RandomIdGenerator();
@@ -99,9 +100,9 @@ export class Tracing {
     return this.ids.generateSpanId();
   }
 
-  /** Internal: a sampled request's spans, for the export thread. */
-  export(record: RequestRecord): void {
-    this.exportThread.add(record);
+  /** Internal: an ended sampled request, for the export thread. */
+  export(trace: EndedTrace): void {
+    this.exportThread.add(trace);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RequestRecord } from '../../../src/tracing/export-messages.js';
+import { spanCount, type EndedTrace, type RequestRecord } from '../../../src/tracing/export-messages.js';
 import { ExportThread } from '../../../src/tracing/export-thread.js';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver } from '../../fixtures/otlp-receiver.js';
 
@@ -39,6 +39,9 @@ function record(n: number, extra: Partial<RequestRecord> = {}): RequestRecord {
   };
 }
 
+/** A request that ended with this record (the export thread builds it when it ships). */
+const ended = (record: RequestRecord): EndedTrace => ({ spanCount: () => spanCount(record), record: () => record });
+
 describe('the export thread', () => {
   let receiver: OtlpReceiver;
   let dropped: number;
@@ -67,7 +70,7 @@ describe('the export thread', () => {
     thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
     const sent = record(1, { parent: { spanId: '00f067aa0ba902b7', traceFlags: 1, traceState: 'vendor=abc' } });
     const wallAtStart = BigInt(Math.round((performance.timeOrigin + sent.start) * 1000)) * 1000n;
-    thread.add(sent);
+    thread.add(ended(sent));
     await thread.flush();
     const spans = await receiver.spansWhere((s) => s.traceId === TRACE, 4);
     expect(receiver.lastHeaders['x-collector-key']).toBe('k1');
@@ -97,7 +100,7 @@ describe('the export thread', () => {
   it('a root request (no caller span) has no parent and no tracestate', async () => {
     thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
     const sent = record(2, { client: undefined, steps: [] });
-    thread.add(sent);
+    thread.add(ended(sent));
     await thread.flush();
     const [server] = await receiver.spansWhere((s) => s.spanId === sent.server.id);
     expect(server).toMatchObject({ parentSpanId: '', traceState: '' });
@@ -106,21 +109,37 @@ describe('the export thread', () => {
   it('holds at most maxQueueSize spans on their way: a request that would pass it is dropped whole and counted', async () => {
     thread = new ExportThread(settingsFor(6), { spansDropped: (n) => (dropped += n) });
     // 4 spans each: the first fits, the second would make 8 of 6.
-    thread.add(record(3));
-    thread.add(record(4));
+    thread.add(ended(record(3)));
+    thread.add(ended(record(4)));
     expect(dropped).toBe(4);
   });
 
   it('drops and counts a request whose ids cannot be written, and sends the others it waited with', async () => {
     thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
     const good = record(5);
-    thread.add(good);
-    thread.add(record(6, { traceId: 'not-hex-not-hex-not-hex-not-hex-' }));
-    thread.add(record(7, { client: undefined }));
+    thread.add(ended(good));
+    thread.add(ended(record(6, { traceId: 'not-hex-not-hex-not-hex-not-hex-' })));
+    thread.add(ended(record(7, { client: undefined })));
     await thread.flush();
     const spans = await receiver.spansWhere((s) => s.traceId === TRACE, 7);
     expect(spans).toHaveLength(7);
     expect(spans.filter((s) => s.kind === SPAN_KIND.server).map((s) => s.spanId)).toEqual([good.server.id, record(7).server.id]);
+    expect(dropped).toBe(4);
+  });
+
+  it('drops and counts a request whose record cannot be built, and sends the others it waited with', async () => {
+    thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
+    const good = record(9);
+    thread.add(ended(good));
+    thread.add({
+      spanCount: () => 4,
+      record: () => {
+        throw new Error('a record that cannot be built');
+      },
+    });
+    await thread.flush();
+    const spans = await receiver.spansWhere((s) => s.traceId === TRACE, 4);
+    expect(spans.filter((s) => s.kind === SPAN_KIND.server).map((s) => s.spanId)).toEqual([good.server.id]);
     expect(dropped).toBe(4);
   });
 
@@ -138,12 +157,12 @@ describe('the export thread', () => {
   it('ends a thread that outgrows its heap bound, counts what it held as dropped, and starts a new one', async () => {
     const outgrows = new URL('../../fixtures/workers/export-thread-that-outgrows-its-heap.mjs', import.meta.url);
     thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) }, outgrows);
-    thread.add(record(7));
+    thread.add(ended(record(7)));
     // Answered when the thread ends: it took the batch and never reported it taken.
     await thread.flush();
     expect(dropped).toBe(4);
     // A new thread took over: the next request is queued for it, not dropped at once.
-    thread.add(record(8));
+    thread.add(ended(record(8)));
     expect(dropped).toBe(4);
     await thread.flush();
     expect(dropped).toBe(8);
@@ -151,11 +170,11 @@ describe('the export thread', () => {
 
   it('drops and counts every span when its thread cannot start, and still shuts down', async () => {
     thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) }, new URL('../../fixtures/workers/export-thread-that-cannot-start.mjs', import.meta.url));
-    thread.add(record(5));
+    thread.add(ended(record(5)));
     // The flush is answered when the thread ends, after what it never took is counted.
     await thread.flush();
     expect(dropped).toBe(4);
-    thread.add(record(6));
+    thread.add(ended(record(6)));
     expect(dropped).toBe(8);
     expect(receiver.exports).toBe(0);
   });

@@ -4,7 +4,8 @@ import { TraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { errors, GatewayError } from '../../../src/errors.js';
-import type { RequestRecord } from '../../../src/tracing/export-messages.js';
+import { NOTHING_SEEN } from '../../../src/metering/taps/tap.js';
+import type { EndedTrace, RequestRecord } from '../../../src/tracing/export-messages.js';
 import type { ExportThread } from '../../../src/tracing/export-thread.js';
 import { Tracing } from '../../../src/tracing/index.js';
 
@@ -16,9 +17,11 @@ import { Tracing } from '../../../src/tracing/index.js';
  * the trace context the upstream is sent, held against what the SDK's W3C propagator writes.
  */
 
-function traced(): { tracing: Tracing; records: RequestRecord[] } {
-  const records: RequestRecord[] = [];
-  const exportThread = { add: (record: RequestRecord) => void records.push(record) } as unknown as ExportThread;
+/** The ended requests handed to the export thread, and their records, built when read (as the export thread's next shipment builds them). */
+function traced(): { tracing: Tracing; records: () => RequestRecord[] } {
+  const ended: EndedTrace[] = [];
+  const records = (): RequestRecord[] => ended.map((trace) => trace.record());
+  const exportThread = { add: (trace: EndedTrace) => void ended.push(trace) } as unknown as ExportThread;
   const tracing = new Tracing(exportThread, new W3CTraceContextPropagator(), new AlwaysOnSampler(), {
     captureContent: false,
     providerNames: { service: 'service', inference: 'inference' },
@@ -36,7 +39,7 @@ describe('a traced request step', () => {
     await expect(trace.step('auth', async () => 'caller')).resolves.toBe('caller');
     await expect(trace.step('limits', async () => 3, (n) => ({ 'tollgate.limits.decision': 'admitted', n }))).resolves.toBe(3);
     trace.finish({ status: 200, aborted: false });
-    expect(records[0]!.steps.map(({ name, attributes, error }) => ({ name, attributes, error }))).toEqual([
+    expect(records()[0]!.steps.map(({ name, attributes, error }) => ({ name, attributes, error }))).toEqual([
       { name: 'auth', attributes: {}, error: undefined },
       { name: 'limits', attributes: { 'tollgate.limits.decision': 'admitted', n: 3 }, error: undefined },
     ]);
@@ -54,7 +57,7 @@ describe('a traced request step', () => {
     const limited = new GatewayError(429, 'rate_limit_exceeded', 'Rate limit reached for requests');
     await expect(trace.step('limits', async () => Promise.reject(limited))).rejects.toBe(limited);
     trace.finish({ status: 429, aborted: false });
-    const [auth, limits] = records[0]!.steps;
+    const [auth, limits] = records()[0]!.steps;
     expect(auth).toMatchObject({ name: 'auth', attributes: { 'error.type': refusal.code, 'tollgate.refusal.reason': refusal.message }, error: refusal.message });
     expect(limits).toMatchObject({
       name: 'limits',
@@ -76,9 +79,25 @@ describe('a traced request step', () => {
     admit('admitted');
     await expect(limits).resolves.toBe('admitted');
     trace.upstreamAnswered(200);
-    const [record] = records;
+    const [record] = records();
     expect(record!.steps.map((step) => step.name)).toEqual(['auth']);
     expect(record!.client!.attributes).toEqual({ 'http.request.method': 'GET', 'tollgate.upstream': 'service', 'tollgate.aborted': true });
+  });
+
+  it('builds its record from what the request ended with: reply bytes relayed or a failure reported after the end are not in it', async () => {
+    const { tracing, records } = traced();
+    const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
+    trace.startUpstream({ upstream: 'inference', method: 'POST', chat: { model: 'm', sampling: {}, raw: undefined } });
+    const relay = trace.watchReply({ rewrites: false, write: (chunk) => chunk, end: () => NOTHING_SEEN }, false);
+    relay.write(Buffer.from('{"id":"chatcmpl-1","choices":[{"finish_reason":"st'));
+    trace.finish({ status: 200, aborted: true });
+    relay.write(Buffer.from('op"}]}'));
+    trace.refused(errors.internalError());
+    const [record] = records();
+    expect(record!.server).toMatchObject({ error: undefined, attributes: { 'http.response.status_code': 200 } });
+    expect(record!.server.attributes['error.type']).toBeUndefined();
+    expect(record!.client!.attributes).toMatchObject({ 'gen_ai.response.id': 'chatcmpl-1', 'tollgate.aborted': true });
+    expect(record!.client!.attributes['gen_ai.response.finish_reasons']).toBeUndefined();
   });
 });
 
