@@ -38,9 +38,15 @@ export async function tracedChat(tracing: Tracing, stage: TracedChatStage = 'end
     await admit();
     return;
   }
-  await trace.step('auth', auth);
-  await trace.step('validate', validate);
-  await trace.step('limits', admit, describeAdmission);
+  trace.begin('auth');
+  await auth();
+  trace.end();
+  trace.begin('validate');
+  await validate();
+  trace.end();
+  trace.begin('limits');
+  const admission = await admit();
+  trace.end(admission, describeAdmission);
   if (stage === 'steps') return;
   trace.startUpstream({ upstream: 'inference', method: 'POST', chat: { model: 'OpenPipe/Qwen3-14B-Instruct', sampling: { maxTokens: 64 }, raw: undefined } });
   trace.injectInto({});

@@ -1,17 +1,16 @@
 import { heapBytesPerCall, medianOfClean } from './heap-bytes.js';
-import { traced } from '../../src/pipeline/traced.js';
 import type { RequestTrace } from '../../src/tracing/index.js';
 
 /**
- * Does tracing off allocate per request? The pipeline's `run` (src/pipeline/index.ts) hands each
- * step to traced() in a closure, `traced(trace, 'auth', () => identify(req))`, whether or not
- * tracing is on. This measures, with tracing off, the heap bytes one request's three steps
- * (auth, validate, limits; stand-in steps, the real traced()) allocate in four shapes, after
- * warm-up (optimised code):
- *   closures — as `run` is written now;
- *   direct   — the steps called without traced() (what "nothing" would be);
- *   branched — `trace ? trace.step(name, () => step(x)) : step(x)`: closures only when traced;
- *   args     — traced(trace, name, step, a, b): the step and its arguments, no closure.
+ * Does tracing off allocate per request? The pipeline's `run` (src/pipeline/index.ts) marks each
+ * step's span around its call: `trace?.begin('auth'); await identify(req); trace?.end()`. Before,
+ * it handed each step to a wrapper in a closure, `traced(trace, 'auth', () => identify(req))`,
+ * whether or not tracing was on. This measures, with tracing off, the heap bytes one request's
+ * three steps (auth, validate, limits; stand-in steps) allocate in three shapes, after warm-up
+ * (optimised code):
+ *   marks    — as `run` is written now;
+ *   direct   — the steps called with no tracing at all (what "nothing" would be);
+ *   closures — as `run` was written before (the wrapper, as it was, for comparison).
  *
  *   tsc -p tsconfig.bench.json && node --min-semi-space-size=64 --max-semi-space-size=64 dist/bench/comparisons/traced-step-allocations.js
  *
@@ -38,11 +37,18 @@ const identify = async (req: Req): Promise<Caller> => req.caller;
 const readBody = async (req: Req, _caller: Caller): Promise<object> => req.body;
 const admit = async (caller: Caller): Promise<Caller> => caller;
 
-const closures: Run = async (req, exchange) => {
+const marks: Run = async (req, exchange) => {
   const { trace } = exchange;
-  const caller = (exchange.caller = await traced(trace, 'auth', () => identify(req)));
-  exchange.body = await traced(trace, 'validate', () => readBody(req, caller));
-  return (exchange.admission = await traced(trace, 'limits', () => admit(caller)));
+  trace?.begin('auth');
+  const caller = (exchange.caller = await identify(req));
+  trace?.end();
+  trace?.begin('validate');
+  exchange.body = await readBody(req, caller);
+  trace?.end();
+  trace?.begin('limits');
+  exchange.admission = await admit(caller);
+  trace?.end();
+  return exchange.admission;
 };
 
 const direct: Run = async (req, exchange) => {
@@ -51,23 +57,17 @@ const direct: Run = async (req, exchange) => {
   return (exchange.admission = await admit(caller));
 };
 
-const branched: Run = async (req, exchange) => {
-  const { trace } = exchange;
-  const caller = (exchange.caller = await (trace ? trace.step('auth', () => identify(req)) : identify(req)));
-  exchange.body = await (trace ? trace.step('validate', () => readBody(req, caller)) : readBody(req, caller));
-  return (exchange.admission = await (trace ? trace.step('limits', () => admit(caller)) : admit(caller)));
-};
-
-/** traced() taking the step and its arguments: a closure is made only when a span is. */
-function tracedCall<A, B, T>(trace: RequestTrace | undefined, name: 'auth' | 'validate' | 'limits', work: (a: A, b: B) => Promise<T>, a: A, b: B): Promise<T> {
-  return trace === undefined ? work(a, b) : trace.step(name, () => work(a, b));
+/** The wrapper `run` used before, with tracing off: the step called from its closure. */
+function traced<T>(trace: RequestTrace | undefined, work: () => Promise<T>): Promise<T> {
+  if (trace !== undefined) throw new Error('measured with tracing off');
+  return work();
 }
 
-const args: Run = async (req, exchange) => {
+const closures: Run = async (req, exchange) => {
   const { trace } = exchange;
-  const caller = (exchange.caller = await tracedCall(trace, 'auth', identify, req, undefined));
-  exchange.body = await tracedCall(trace, 'validate', readBody, req, caller);
-  return (exchange.admission = await tracedCall(trace, 'limits', admit, caller, undefined));
+  const caller = (exchange.caller = await traced(trace, () => identify(req)));
+  exchange.body = await traced(trace, () => readBody(req, caller));
+  return (exchange.admission = await traced(trace, () => admit(caller)));
 };
 
 /** Bytes allocated per call over `n` calls, or NaN when a GC ran meanwhile. */
@@ -78,7 +78,7 @@ function bytesPerCall(run: Run, n: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const shapes: ReadonlyArray<[string, Run]> = [['closures', closures], ['direct', direct], ['branched', branched], ['args', args]];
+  const shapes: ReadonlyArray<[string, Run]> = [['marks', marks], ['direct', direct], ['closures', closures]];
   for (let warm = 0; warm < 20; warm++) for (const [, run] of shapes) await bytesPerCall(run, 4000);
   const samples = new Map<string, number[]>(shapes.map(([name]) => [name, []]));
   for (let round = 0; round < 8; round++) for (const [name, run] of shapes) samples.get(name)!.push(await bytesPerCall(run, 4000));

@@ -10,11 +10,12 @@ import { TRACE_CONTEXT_HEADERS, type Tracing } from '../tracing/index.js';
 import type { ChatBodyChecker } from '../validation/index.js';
 import { bodySettings } from './body.js';
 import { buildRouteChains, type RouteChain } from './chain.js';
+import type { AnswerRule } from './ownership.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange } from './exchange.js';
 import { failExchange } from './fail.js';
 import { forwardExchange, type ForwardDeps } from './forward.js';
-import { describeAdmission, traced } from './traced.js';
+import { describeAdmission } from './traced.js';
 import type { Caller } from './values.js';
 
 /** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
@@ -59,16 +60,29 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const forwarding = forwardingOf(deps, fail);
   const identify = identifier(deps);
 
-  // Each step runs under its span here (traced), not inside the step: with tracing off it is just called.
+  // Each step's span is marked here (begin, the step, end), not inside the step: with tracing
+  // off `trace` is undefined and the steps are just called. A step that throws is ended as
+  // refused by failExchange (trace.refused), which every failure goes through.
   const run = async (req: IncomingMessage, exchange: Exchange, chain: RouteChain): Promise<void> => {
     const { trace } = exchange;
-    const caller = (exchange.caller = await traced(trace, 'auth', () => identify(req)));
-    const body = (exchange.body = await traced(trace, 'validate', () => chain.readBody(req, caller)));
-    const answer = await (chain.ownershipChecked ? traced(trace, 'ownership', () => chain.checkOwnership(req, caller, body)) : undefined);
+    trace?.begin('auth');
+    const caller = (exchange.caller = await identify(req));
+    trace?.end();
+    trace?.begin('validate');
+    const body = (exchange.body = await chain.readBody(req, caller));
+    trace?.end();
+    let answer: AnswerRule | undefined;
+    if (chain.ownershipChecked) {
+      trace?.begin('ownership');
+      answer = await chain.checkOwnership(req, caller, body);
+      trace?.end();
+    }
     const ownHeaders: OutgoingHttpHeaders = { 'x-request-id': exchange.id };
     if (chain.reserve) {
       const reserve = chain.reserve(body.chat);
-      const admission = (exchange.admission = await traced(trace, 'limits', () => deps.limiter.admit({ ...caller, ...reserve }), describeAdmission));
+      trace?.begin('limits');
+      const admission = (exchange.admission = await deps.limiter.admit({ ...caller, ...reserve }));
+      trace?.end(admission, describeAdmission);
       Object.assign(ownHeaders, admission.headers);
     }
     forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);

@@ -1,17 +1,13 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { Admission } from '../limits/index.js';
 import type { Charge } from '../metering/index.js';
-import type { RequestOutcome, RequestTrace, StepName } from '../tracing/index.js';
+import type { RequestOutcome } from '../tracing/index.js';
 import type { Exchange } from './exchange.js';
 
 /**
- * The pipeline's side of tracing, in one place: each step runs under its span here (so no step
- * knows about spans), and completion's facts become the request's outcome. With tracing off
- * (`trace` undefined) a step is just called.
+ * The pipeline's side of tracing, beside run() in index.ts (which marks each step's span): what
+ * the limits span says, and completion's facts as the request's outcome.
  */
-export function traced<T>(trace: RequestTrace | undefined, name: StepName, work: () => Promise<T>, describe?: (result: T) => Attributes): Promise<T> {
-  return trace === undefined ? work() : trace.step(name, work, describe);
-}
 
 /** The limits span: which scopes and limits applied (none: the request is not limited) and the decision. */
 export function describeAdmission(admission: Admission): Attributes {

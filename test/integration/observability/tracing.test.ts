@@ -273,6 +273,42 @@ describe('tracing to an OTLP/HTTP collector', () => {
   });
 });
 
+describe('tracing the ownership step', () => {
+  let receiver: OtlpReceiver;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    stack = await startStack({ ...tracingConfig(receiver), ownership: { mode: 'on' } });
+  });
+  afterAll(async () => {
+    await stack.close();
+    await receiver.close();
+  });
+
+  it("gives it a span: ended when the owner asks, refused with the 404's reason when another team does", async () => {
+    const created = await request(stack.gw.url)
+      .post('/v1/preview/models')
+      .set('authorization', bearer(KEYS.teamA))
+      .send({ entity: 'acme', project: 'p', name: 'n', base_model: 'b' });
+    expect(created.status).toBe(200);
+    const path = `/v1/preview/models/${created.body.id as string}/checkpoints`;
+    const owner = '21112222333344445555666677778888';
+    const other = '31112222333344445555666677778888';
+    expect((await request(stack.gw.url).get(path).set('authorization', bearer(KEYS.teamA)).set('traceparent', `00-${owner}-${CLIENT_SPAN}-01`)).status).toBe(200);
+    const refused = await request(stack.gw.url).get(path).set('authorization', bearer(KEYS.teamB)).set('traceparent', `00-${other}-${CLIENT_SPAN}-01`);
+    expect(refused.status).toBe(404);
+
+    const allowed = await traceOf(receiver, owner);
+    expect(allowed.filter((s) => s.kind === SPAN_KIND.internal).map((s) => s.name).sort()).toEqual(['auth', 'limits', 'ownership', 'validate']);
+    expect(byName(allowed, 'ownership')).toMatchObject({ statusCode: 0, attributes: {} });
+    // Refused at ownership: the limits step never ran.
+    const spans = await traceOf(receiver, other);
+    expect(spans.filter((s) => s.kind === SPAN_KIND.internal).map((s) => s.name).sort()).toEqual(['auth', 'ownership', 'validate']);
+    expect(byName(spans, 'ownership').attributes).toEqual({ 'error.type': refused.body.error.code, 'tollgate.refusal.reason': refused.body.error.message });
+  });
+});
+
 describe('tracing with captureContent and the GenAI metrics', () => {
   let receiver: OtlpReceiver;
   let stack: Stack;

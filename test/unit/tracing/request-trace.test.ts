@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, trace, type SpanContext } from '@opentelemetry/api';
-import { AlwaysOnSampler } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, AlwaysOnSampler } from '@opentelemetry/sdk-trace-base';
 import { TraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
@@ -10,11 +10,11 @@ import type { ExportThread } from '../../../src/tracing/export-thread.js';
 import { Tracing } from '../../../src/tracing/index.js';
 
 /**
- * A traced request's steps (RequestTrace.step): each becomes a step of the request's record,
- * with its attributes, or with its refusal when the step threw — synchronously or not — and the
- * step's caller gets the same result or error as without tracing. The records are caught where
- * the export thread would take them; what they become on the wire is otlp-spans.test.ts's. And
- * the trace context the upstream is sent, held against what the SDK's W3C propagator writes.
+ * A traced request's steps (RequestTrace.begin, end, refused): each becomes a step of the
+ * request's record, with its attributes, or with its refusal when the request was refused during
+ * it. The records are caught where the export thread would take them; what they become on the
+ * wire is otlp-spans.test.ts's. And the trace context the upstream is sent, held against what the
+ * SDK's W3C propagator writes.
  */
 
 /** The ended requests handed to the export thread, and their records, built when read (as the export thread's next shipment builds them). */
@@ -33,51 +33,82 @@ function traced(): { tracing: Tracing; records: () => RequestRecord[] } {
 const request = { headers: {}, url: '/v1/chat/completions' } as IncomingMessage;
 
 describe('a traced request step', () => {
-  it('hands back what the step gave, and records it with the attributes it is described by (none when not described)', async () => {
+  it('is recorded from its begin to its end, with the attributes it is described by (none when not described)', () => {
     const { tracing, records } = traced();
     const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
-    await expect(trace.step('auth', async () => 'caller')).resolves.toBe('caller');
-    await expect(trace.step('limits', async () => 3, (n) => ({ 'tollgate.limits.decision': 'admitted', n }))).resolves.toBe(3);
+    trace.begin('auth');
+    trace.end();
+    trace.begin('limits');
+    trace.end(3, (n) => ({ 'tollgate.limits.decision': 'admitted', n }));
+    // An end with no step under way notes nothing.
+    trace.end();
     trace.finish({ status: 200, aborted: false });
-    expect(records()[0]!.steps.map(({ name, attributes, error }) => ({ name, attributes, error }))).toEqual([
+    const steps = records()[0]!.steps;
+    expect(steps.map(({ name, attributes, error }) => ({ name, attributes, error }))).toEqual([
       { name: 'auth', attributes: {}, error: undefined },
       { name: 'limits', attributes: { 'tollgate.limits.decision': 'admitted', n: 3 }, error: undefined },
     ]);
+    expect(steps[1]!.end).toBeGreaterThanOrEqual(steps[1]!.start);
+    expect(steps[1]!.start).toBeGreaterThanOrEqual(steps[0]!.end);
   });
 
-  it('records a refusal, rejected or thrown at once, with its code and reason, and passes the same error on', async () => {
-    const { tracing, records } = traced();
-    const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
+  it('that refuses the request is ended by the refusal, with its code and reason (an error status when the gateway failed)', () => {
+    const failing = traced();
+    const failed = failing.tracing.startRequest(request, '/v1/chat/completions', 'POST');
+    failed.begin('auth');
     const refusal = errors.internalError();
-    await expect(
-      trace.step('auth', () => {
-        throw refusal;
-      }),
-    ).rejects.toBe(refusal);
-    const limited = new GatewayError(429, 'rate_limit_exceeded', 'Rate limit reached for requests');
-    await expect(trace.step('limits', async () => Promise.reject(limited))).rejects.toBe(limited);
-    trace.finish({ status: 429, aborted: false });
-    const [auth, limits] = records()[0]!.steps;
-    expect(auth).toMatchObject({ name: 'auth', attributes: { 'error.type': refusal.code, 'tollgate.refusal.reason': refusal.message }, error: refusal.message });
-    expect(limits).toMatchObject({
-      name: 'limits',
-      attributes: { 'error.type': 'rate_limit_exceeded', 'tollgate.refusal.reason': 'Rate limit reached for requests', 'tollgate.limits.decision': 'refused' },
-      error: undefined,
-    });
-    expect(auth!.end).toBeGreaterThanOrEqual(auth!.start);
+    failed.refused(refusal);
+    failed.finish({ status: 500, aborted: false });
+    expect(failing.records()[0]!.steps).toMatchObject([
+      { name: 'auth', attributes: { 'error.type': refusal.code, 'tollgate.refusal.reason': refusal.message }, error: refusal.message },
+    ]);
+
+    const limiting = traced();
+    const limited = limiting.tracing.startRequest(request, '/v1/chat/completions', 'POST');
+    limited.begin('auth');
+    limited.end();
+    limited.begin('limits');
+    limited.refused(new GatewayError(429, 'rate_limit_exceeded', 'Rate limit reached for requests'));
+    limited.finish({ status: 429, aborted: false });
+    const [record] = limiting.records();
+    expect(record!.steps).toMatchObject([
+      { name: 'auth', attributes: {}, error: undefined },
+      {
+        name: 'limits',
+        attributes: { 'error.type': 'rate_limit_exceeded', 'tollgate.refusal.reason': 'Rate limit reached for requests', 'tollgate.limits.decision': 'refused' },
+        error: undefined,
+      },
+    ]);
+    expect(record!.server.attributes).toMatchObject({ 'error.type': 'rate_limit_exceeded', 'http.response.status_code': 429 });
   });
 
-  it('leaves out of an ended request what ends after it (a step, the upstream\'s status): its record is written later, with others', async () => {
+  it('of a request that is not sampled notes nothing and describes nothing', () => {
+    const records: EndedTrace[] = [];
+    const exportThread = { add: (trace: EndedTrace) => void records.push(trace) } as unknown as ExportThread;
+    const tracing = new Tracing(exportThread, new W3CTraceContextPropagator(), new AlwaysOffSampler(), {
+      captureContent: false,
+      providerNames: { service: 'service', inference: 'inference' },
+      metrics: undefined,
+    });
+    const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
+    let described = 0;
+    trace.begin('limits');
+    trace.end(1, () => ({ described: ++described }));
+    trace.finish({ status: 200, aborted: false });
+    expect(described).toBe(0);
+    expect(records).toEqual([]);
+  });
+
+  it('leaves out of an ended request what ends after it (a step, the upstream\'s status): its record is written later, with others', () => {
     const { tracing, records } = traced();
     const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
-    await trace.step('auth', async () => 'caller');
-    let admit: (value: string) => void = () => undefined;
-    const limits = trace.step('limits', () => new Promise<string>((resolve) => (admit = resolve)));
+    trace.begin('auth');
+    trace.end();
+    trace.begin('limits');
     trace.startUpstream({ upstream: 'service', method: 'GET' });
     // The client left: the request ends while its limits step and the upstream are under way.
     trace.finish({ status: 499, aborted: true });
-    admit('admitted');
-    await expect(limits).resolves.toBe('admitted');
+    trace.end();
     trace.upstreamAnswered(200);
     const [record] = records();
     expect(record!.steps.map((step) => step.name)).toEqual(['auth']);
