@@ -76,6 +76,12 @@ export interface ExportThreadSettings {
   readonly exportTimeoutMillis: number;
 }
 
+/** What the export thread starts with (workerData): its settings, and the count of spans posted to it that it has not taken yet. */
+export interface ExportThreadData extends ExportThreadSettings {
+  /** One Int32: the request thread adds a shipment's spans as it posts them, the export thread takes them off as it receives them (Atomics). */
+  readonly spansInFlight: SharedArrayBuffer;
+}
+
 /**
  * Requests' spans, encoded (`ScopeSpans.spans` fields, one request after another), with where
  * each request's spans end in `bytes` and how many it has: the export queue keeps or drops whole
@@ -90,9 +96,8 @@ export interface EncodedRequests {
 /** Request thread → export thread: a batch of requests' spans, or a flush or a shutdown to answer. */
 export type ToExportThread = ({ readonly kind: 'spans' } & EncodedRequests) | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
 
-/** Export thread → request thread: set up and listening, spans taken off the port, spans it dropped or could not send, a flush or shutdown done. */
+/** Export thread → request thread: set up and listening, spans it dropped or could not send, a flush or shutdown done. */
 export type FromExportThread =
   | { readonly kind: 'ready' }
-  | { readonly kind: 'received'; readonly count: number }
   | { readonly kind: 'dropped'; readonly count: number }
   | { readonly kind: 'done'; readonly id: number };

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { spanCount, type EndedTrace, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
+import { spanCount, type EndedTrace, type ExportThreadData, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
 import { OtlpSpanEncoder, type SpanIdSource } from './otlp-spans.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 
@@ -18,6 +18,9 @@ function recordOf(trace: EndedTrace): RequestRecord | undefined {
     return undefined;
   }
 }
+
+/** A counter the request thread and the export thread share. */
+const newCounter = (): Int32Array => new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
 
 /** What the export thread reports back to the gateway. */
 export interface ExportThreadEvents {
@@ -56,7 +59,11 @@ export class ExportThread {
   /** Requests waiting to be written and sent, and their spans; spans posted to the thread that it has not taken off its port yet. */
   private pending: EndedTrace[] = [];
   private pendingSpans = 0;
-  private inFlight = 0;
+  /**
+   * Spans posted to the thread that it has not taken off its port yet: one Int32 shared with
+   * that thread, added to here and taken from there (Atomics), rather than a message back per shipment.
+   */
+  private inFlight = newCounter();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private broken = false;
@@ -79,7 +86,7 @@ export class ExportThread {
   add(trace: EndedTrace): void {
     if (this.closed) return;
     const spans = trace.spanCount();
-    if (this.broken || this.pendingSpans + this.inFlight + spans > this.settings.maxQueueSize) {
+    if (this.broken || this.pendingSpans + Atomics.load(this.inFlight, 0) + spans > this.settings.maxQueueSize) {
       this.events.spansDropped(spans);
       return;
     }
@@ -129,7 +136,7 @@ export class ExportThread {
       // A copy in an ArrayBuffer of its own, handed over to the thread (a Buffer may share Node's pool).
       const bytes = new Uint8Array(this.writer.pos);
       bytes.set(this.writer.view(0, this.writer.pos));
-      this.inFlight += written;
+      Atomics.add(this.inFlight, 0, written);
       this.worker.postMessage({ kind: 'spans', bytes, ends, spans: counts } satisfies ToExportThread, [bytes.buffer]);
     }
     this.clearPending();
@@ -153,7 +160,9 @@ export class ExportThread {
   }
 
   private start(): Worker {
-    const worker = new Worker(this.workerUrl, { workerData: this.settings, execArgv: [], resourceLimits: EXPORT_THREAD_HEAP });
+    this.inFlight = newCounter();
+    const workerData: ExportThreadData = { ...this.settings, spansInFlight: this.inFlight.buffer as SharedArrayBuffer };
+    const worker = new Worker(this.workerUrl, { workerData, execArgv: [], resourceLimits: EXPORT_THREAD_HEAP });
     // Tracing never keeps the gateway from exiting; shutdown() waits for the thread itself.
     worker.unref();
     // Started: its module ran to the end (a thread that throws while loading is not).
@@ -168,8 +177,7 @@ export class ExportThread {
   }
 
   private heard(message: Exclude<FromExportThread, { kind: 'ready' }>): void {
-    if (message.kind === 'received') this.inFlight -= message.count;
-    else if (message.kind === 'dropped') this.events.spansDropped(message.count);
+    if (message.kind === 'dropped') this.events.spansDropped(message.count);
     else {
       this.waiting.get(message.id)?.();
       this.waiting.delete(message.id);
@@ -182,9 +190,8 @@ export class ExportThread {
    */
   private lost(worker: Worker, started: boolean): void {
     if (worker !== this.worker) return;
-    const lost = this.inFlight + (started ? 0 : this.pendingSpans);
+    const lost = Atomics.load(this.inFlight, 0) + (started ? 0 : this.pendingSpans);
     if (lost > 0) this.events.spansDropped(lost);
-    this.inFlight = 0;
     for (const resolve of this.waiting.values()) resolve();
     this.waiting.clear();
     if (this.closed) return;

@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ExportResultCode } from '@opentelemetry/core';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { ExportThreadSettings, FromExportThread, ToExportThread } from './export-messages.js';
+import type { ExportThreadData, FromExportThread, ToExportThread } from './export-messages.js';
 import { exportEnvelope } from './otlp-spans.js';
 import { SpanQueue, type EncodedExport, type SpanExportDelegate } from './span-queue.js';
 
@@ -38,7 +38,8 @@ function lowerPriority(): void {
 
 const port = parentPort;
 if (port === null) throw new Error('export-worker runs as the export thread of tracing');
-const settings = workerData as ExportThreadSettings;
+const settings = workerData as ExportThreadData;
+const spansInFlight = new Int32Array(settings.spansInFlight);
 const send = (message: FromExportThread): void => port.postMessage(message);
 
 /** The SDK's OTLP/HTTP exporter, as OTLPTraceExporter builds it, sending requests this thread encoded. */
@@ -67,7 +68,7 @@ port.on('message', (message: ToExportThread) => {
     queue.add(message);
     let count = 0;
     for (const spans of message.spans) count += spans;
-    send({ kind: 'received', count });
+    Atomics.sub(spansInFlight, 0, count);
     return;
   }
   const done = (): void => send({ kind: 'done', id: message.id });
