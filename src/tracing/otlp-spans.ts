@@ -310,9 +310,10 @@ export function exportEnvelope(serviceName: string, scopeName: string): ExportEn
   return { resource: resourceBytes, scope: w.copyFrom(0) };
 }
 
-/** The ExportTraceServiceRequest of these spans (`ScopeSpans.spans` fields): one resource, one scope. */
-export function exportRequest(envelope: ExportEnvelope, spans: Uint8Array): Uint8Array {
-  const spanBytes = spans.length;
+/** The ExportTraceServiceRequest of these spans (`ScopeSpans.spans` fields, in one or more runs of bytes): one resource, one scope. */
+export function exportRequest(envelope: ExportEnvelope, ...spans: Uint8Array[]): Uint8Array {
+  let spanBytes = 0;
+  for (const part of spans) spanBytes += part.length;
   const scopeSpans = envelope.scope.length + spanBytes;
   const resourceSpans = envelope.resource.length + 1 + varintSize(scopeSpans) + scopeSpans;
   const w = new ProtobufWriter(1 + varintSize(resourceSpans) + resourceSpans);
@@ -322,6 +323,6 @@ export function exportRequest(envelope: ExportEnvelope, spans: Uint8Array): Uint
   w.byte(TAG.field2);
   w.varint(scopeSpans);
   w.raw(envelope.scope);
-  w.raw(spans);
+  for (const part of spans) w.raw(part);
   return w.view(0, w.pos);
 }

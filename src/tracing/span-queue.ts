@@ -1,6 +1,5 @@
 import type { EncodedRequests } from './export-messages.js';
 import { exportRequest, type ExportEnvelope } from './otlp-spans.js';
-import { ProtobufWriter } from './protobuf-writer.js';
 
 /** One export: an ExportTraceServiceRequest, encoded, and how many spans it carries. */
 export interface EncodedExport {
@@ -29,11 +28,21 @@ export interface SpanQueueSettings {
  * held as the OTLP bytes the request thread wrote instead of span objects: an export is those
  * bytes behind the envelope. A batch holds whole requests.
  */
+/** A queued request's spans: where they lie in the bytes of the shipment they came in, and how many. */
+interface QueuedRequest {
+  readonly bytes: Uint8Array;
+  readonly start: number;
+  readonly end: number;
+  readonly spans: number;
+}
+
 export class SpanQueue {
-  private readonly writer = new ProtobufWriter();
-  /** For each queued request: where its spans end in the writer, and their count. */
-  private ends: number[] = [];
-  private counts: number[] = [];
+  /**
+   * Queued requests, oldest first from `head`: their bytes stay in the shipments they arrived in
+   * (handed over, not shared) and are copied once, into the export that takes them.
+   */
+  private queued: QueuedRequest[] = [];
+  private head = 0;
   private queuedSpans = 0;
   private exporting: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -54,9 +63,7 @@ export class SpanQueue {
       const spans = requests.spans[i]!;
       if (this.queuedSpans + spans > this.settings.maxQueueSize) lost += spans;
       else {
-        this.writer.raw(requests.bytes.subarray(start, end));
-        this.ends.push(this.writer.pos);
-        this.counts.push(spans);
+        this.queued.push({ bytes: requests.bytes, start, end, spans });
         this.queuedSpans += spans;
       }
       start = end;
@@ -112,17 +119,36 @@ export class SpanQueue {
     return exporting;
   }
 
-  /** The oldest requests, up to maxExportBatchSize spans (at least one request), as one export. */
+  /**
+   * The oldest requests, up to maxExportBatchSize spans (at least one request), as one export:
+   * their bytes copied into it a run at a time (requests that lie end to end in one shipment).
+   */
   private takeBatch(): EncodedExport {
-    let taken = 0;
-    let spans = this.counts[0] ?? 0;
-    while (taken + 1 < this.counts.length && spans + this.counts[taken + 1]! <= this.settings.maxExportBatchSize) spans += this.counts[++taken]!;
-    const bytes = this.ends[taken]!;
-    const request = exportRequest(this.envelope, this.writer.view(0, bytes));
-    this.writer.dropFront(bytes);
-    this.ends = this.ends.slice(taken + 1).map((end) => end - bytes);
-    this.counts = this.counts.slice(taken + 1);
+    const { queued } = this;
+    const parts: Uint8Array[] = [];
+    let spans = 0;
+    let i = this.head;
+    while (i < queued.length && (i === this.head || spans + queued[i]!.spans <= this.settings.maxExportBatchSize)) {
+      const first = queued[i]!;
+      let end = first.end;
+      spans += first.spans;
+      // The requests right after it in the same shipment (none dropped between), while the batch has room.
+      while (++i < queued.length && queued[i]!.bytes === first.bytes && queued[i]!.start === end && spans + queued[i]!.spans <= this.settings.maxExportBatchSize) {
+        end = queued[i]!.end;
+        spans += queued[i]!.spans;
+      }
+      parts.push(first.bytes.subarray(first.start, end));
+    }
+    this.head = i;
+    // Taken requests are forgotten in a slice now and then, not shifted one at a time.
+    if (this.head === queued.length) {
+      this.queued = [];
+      this.head = 0;
+    } else if (this.head > 1024) {
+      this.queued = queued.slice(this.head);
+      this.head = 0;
+    }
     this.queuedSpans -= spans;
-    return { request, spans };
+    return { request: exportRequest(this.envelope, ...parts), spans };
   }
 }

@@ -90,6 +90,29 @@ describe('the export queue', () => {
     expect(delegate.batches).toEqual([['a', 'b', 'd']]);
   });
 
+  it('makes one batch of requests that came in different shipments, in the order they came', async () => {
+    const { queue, delegate } = queueOf({ maxExportBatchSize: 100, maxQueueSize: 100 });
+    queue.add(encoded(request('a', 1), request('b', 0)));
+    queue.add(encoded(request('c', 2)));
+    queue.add(encoded(request('d', 0), request('e', 1)));
+    await queue.flush();
+    expect(delegate.batches).toEqual([['a', 'b', 'c', 'd', 'e']]);
+  });
+
+  it('keeps order across the batches of a long queue', async () => {
+    const { queue, delegate, lost } = queueOf({ maxExportBatchSize: 600, maxQueueSize: 10_000, exportTimeoutMillis: 20 });
+    // An export that is never answered holds the queue while 2,000 requests (a span each) arrive.
+    delegate.answer = 'never';
+    queue.add(encoded(...Array.from({ length: 600 }, () => request('held', 0))));
+    const names = Array.from({ length: 2000 }, (_, i) => `r${i}`);
+    for (let i = 0; i < names.length; i += 100) queue.add(encoded(...names.slice(i, i + 100).map((name) => request(name, 0))));
+    delegate.answer = true;
+    await queue.flush();
+    expect(lost).toEqual([600]);
+    expect(delegate.batches.slice(1).map((batch) => batch.length)).toEqual([600, 600, 600, 200]);
+    expect(delegate.batches.slice(1).flat()).toEqual(names);
+  });
+
   it('counts the spans of an export that failed, and goes on with the next', async () => {
     const { queue, delegate, lost } = queueOf();
     delegate.answer = false;
