@@ -58,6 +58,8 @@ export class SpanQueue {
   add(requests: EncodedRequests): void {
     let start = 0;
     let lost = 0;
+    let kept = 0;
+    let keptBytes = 0;
     for (let i = 0; i < requests.ends.length; i++) {
       const end = requests.ends[i]!;
       const spans = requests.spans[i]!;
@@ -65,11 +67,31 @@ export class SpanQueue {
       else {
         this.queued.push({ bytes: requests.bytes, start, end, spans });
         this.queuedSpans += spans;
+        kept += 1;
+        keptBytes += end - start;
       }
       start = end;
     }
-    if (lost > 0) this.dropped(lost);
+    if (lost > 0) {
+      this.dropped(lost);
+      if (keptBytes * 2 < requests.bytes.length) this.copyOut(kept, keptBytes);
+    }
     this.schedule();
+  }
+
+  /**
+   * The last `count` requests queued, kept from a shipment that was mostly dropped, copied out
+   * of it end to end: a few queued requests never hold a whole shipment's bytes.
+   */
+  private copyOut(count: number, bytes: number): void {
+    const copy = new Uint8Array(bytes);
+    let at = 0;
+    for (let i = this.queued.length - count; i < this.queued.length; i++) {
+      const { bytes: from, start, end, spans } = this.queued[i]!;
+      copy.set(from.subarray(start, end), at);
+      this.queued[i] = { bytes: copy, start: at, end: at + end - start, spans };
+      at += end - start;
+    }
   }
 
   /** Exports everything queued, and waits for exports under way. */

@@ -90,6 +90,16 @@ describe('the export queue', () => {
     expect(delegate.batches).toEqual([['a', 'b', 'd']]);
   });
 
+  it('exports what it kept of a shipment that was mostly dropped', async () => {
+    const { queue, delegate, lost } = queueOf({ maxExportBatchSize: 100, maxQueueSize: 12 });
+    // 9 spans fit, the next two requests (9 each) do not, the last two (1 each) do.
+    queue.add(encoded(request('a', 8), request('b', 8), request('c', 8), request('d', 0), request('e', 0)));
+    queue.add(encoded(request('f', 0)));
+    expect(lost).toEqual([18]);
+    await queue.flush();
+    expect(delegate.batches).toEqual([['a', 'd', 'e', 'f']]);
+  });
+
   it('makes one batch of requests that came in different shipments, in the order they came', async () => {
     const { queue, delegate } = queueOf({ maxExportBatchSize: 100, maxQueueSize: 100 });
     queue.add(encoded(request('a', 1), request('b', 0)));
