@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import type { Admission } from '../../src/limits/index.js';
 import type { ResponseTap, TapResult } from '../../src/metering/index.js';
+import { admissionDescriber } from '../../src/pipeline/traced.js';
 import type { RequestTrace, Tracing } from '../../src/tracing/index.js';
 
 /**
@@ -25,8 +27,9 @@ const meteringTap: ResponseTap = { rewrites: false, write: (chunk) => chunk, end
 
 const auth = async (): Promise<number> => 1;
 const validate = async (): Promise<number> => 2;
-const admit = async (): Promise<{ checks: string[] }> => ({ checks: ['key:rpm'] });
-const describeAdmission = () => ({ 'tollgate.limits.decision': 'admitted', 'tollgate.limits.scopes': ['key'], 'tollgate.limits.checks': ['key:rpm'] });
+const admit = async (): Promise<Admission> => ({ headers: {}, finish: () => undefined, checks: [{ scope: 'key', limit: 'rpm' }] });
+/** The pipeline's own description of the limits step. */
+const describeAdmission = admissionDescriber();
 
 /** A chat request up to `stage` ("untraced steps": the same steps called directly, what a request allocates for them anyway). */
 export async function tracedChat(tracing: Tracing, stage: TracedChatStage = 'end'): Promise<void> {

@@ -15,7 +15,7 @@ import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange } from './exchange.js';
 import { failExchange } from './fail.js';
 import { forwardExchange, type ForwardDeps } from './forward.js';
-import { describeAdmission } from './traced.js';
+import { admissionDescriber } from './traced.js';
 import type { Caller } from './values.js';
 
 /** What the pipeline needs beyond what completing an exchange does (metrics, logger, usage store). */
@@ -59,6 +59,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
   const fail = (exchange: Exchange, err: unknown): void => failExchange(exchange, err, deps);
   const forwarding = forwardingOf(deps, fail);
   const identify = identifier(deps);
+  const describeAdmission = admissionDescriber();
 
   // Each step's span is marked here (begin, the step, end), not inside the step: with tracing
   // off `trace` is undefined and the steps are just called. A step that throws is ended as

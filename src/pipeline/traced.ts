@@ -9,13 +9,35 @@ import type { Exchange } from './exchange.js';
  * the limits span says, and completion's facts as the request's outcome.
  */
 
-/** The limits span: which scopes and limits applied (none: the request is not limited) and the decision. */
-export function describeAdmission(admission: Admission): Attributes {
-  const checks = admission.checks ?? [];
-  return {
-    'tollgate.limits.decision': 'admitted',
-    'tollgate.limits.scopes': [...new Set(checks.map((check) => check.scope))],
-    'tollgate.limits.checks': checks.map((check) => `${check.scope}:${check.limit}`),
+type AdmissionChecks = NonNullable<Admission['checks']>;
+
+const NO_CHECKS: AdmissionChecks = [];
+
+/** Whether two requests' checks are of the same limits of the same scopes, in the same order. */
+function sameLimits(a: AdmissionChecks, b: AdmissionChecks): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.scope !== b[i]!.scope || a[i]!.limit !== b[i]!.limit) return false;
+  return true;
+}
+
+/**
+ * The limits span's attributes: which scopes and limits applied (none: the request is not
+ * limited) and the decision. Most requests of a key pass the same limits as the one before: its
+ * attributes are then given again, frozen, rather than made anew (and the span encoder copies the
+ * bytes it wrote for those frozen arrays last time).
+ */
+export function admissionDescriber(): (admission: Admission) => Attributes {
+  let last: { readonly checks: AdmissionChecks; readonly attributes: Attributes } | undefined;
+  return (admission) => {
+    const checks = admission.checks ?? NO_CHECKS;
+    if (last !== undefined && sameLimits(last.checks, checks)) return last.attributes;
+    const attributes: Attributes = Object.freeze({
+      'tollgate.limits.decision': 'admitted',
+      'tollgate.limits.scopes': Object.freeze([...new Set(checks.map((check) => check.scope))]) as string[],
+      'tollgate.limits.checks': Object.freeze(checks.map((check) => `${check.scope}:${check.limit}`)) as string[],
+    });
+    last = { checks: checks.map(({ scope, limit }) => ({ scope, limit })), attributes };
+    return attributes;
   };
 }
 

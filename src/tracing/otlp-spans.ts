@@ -76,8 +76,9 @@ const MAX_CACHED_FIELD_BYTES = 256;
 /**
  * What the encoder keeps for an attribute key: the key encoded, and the whole `KeyValue` field of
  * a value it met twice in a row (most of a request's values are the last request's: method,
- * route, scheme, model, provider, team, project, status), copied from then on while it holds.
- * A value that changes every request (tokens, cost) is never kept, so it costs no copy.
+ * route, scheme, model, provider, team, project, status, the limits span's frozen arrays), copied
+ * from then on while it holds. A value that changes every request (tokens, cost) is never kept,
+ * so it costs no copy.
  */
 interface KeyEntry {
   readonly key: Buffer;
@@ -88,7 +89,12 @@ interface KeyEntry {
   keptField: Buffer | undefined;
 }
 
-const isScalar = (value: AttributeValue | undefined): value is string | number | boolean => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+/**
+ * A value whose field may be kept: a scalar, or a frozen array met again as the same object (the
+ * limits span's, given again while a key's limits stay the same): neither can have changed since.
+ */
+const keepable = (value: AttributeValue | undefined): boolean =>
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || (Array.isArray(value) && Object.isFrozen(value));
 
 /** Hex span ids for the steps (a test's, to compare with the SDK's output); by default they are random bytes written in place. */
 export type SpanIdSource = () => string;
@@ -231,7 +237,7 @@ export class OtlpSpanEncoder {
     writeValue(w, value);
     w.end(at);
     if (entry === undefined) return;
-    if (entry.last === value && isScalar(value) && w.pos - fieldStart <= MAX_CACHED_FIELD_BYTES) {
+    if (entry.last === value && keepable(value) && w.pos - fieldStart <= MAX_CACHED_FIELD_BYTES) {
       entry.keptValue = value;
       entry.keptField = w.copyFrom(fieldStart);
     }

@@ -186,6 +186,32 @@ describe('OTLP spans written from request records', () => {
     expect(teams).toEqual(['research', 'research', 'research', 'platform', 'platform', ['research'], [], 'r'.repeat(300), 'r'.repeat(300), 'r'.repeat(300), 'research', 'research']);
   });
 
+  it('keeps the field of a frozen array met again, but never of an array that can change in place', () => {
+    const writer = new ProtobufWriter(64);
+    const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
+    const limits = (checks: readonly string[]): RequestRecord => chatRecord({ steps: [{ name: 'limits', start: 1, end: 2, attributes: { 'tollgate.limits.checks': checks as string[] } }] });
+    const frozen = Object.freeze(['key:rpm', 'team:tpm']);
+    const changing = ['key:rpm'];
+    const write = (record: RequestRecord): void => expect(encoder.write(record)).toBe(true);
+    write(limits(frozen));
+    write(limits(frozen));
+    write(limits(frozen));
+    write(limits(changing));
+    changing.push('team:rpm');
+    write(limits(changing));
+    changing[0] = 'project:cost';
+    write(limits(changing));
+    const bytes = exportRequest(exportEnvelope(SERVICE, 'tollgate'), writer.view(0, writer.pos));
+    expect(decodeTraceRequest(bytes).filter((span) => span.name === 'limits').map((span) => span.attributes['tollgate.limits.checks'])).toEqual([
+      ['key:rpm', 'team:tpm'],
+      ['key:rpm', 'team:tpm'],
+      ['key:rpm', 'team:tpm'],
+      ['key:rpm'],
+      ['key:rpm', 'team:rpm'],
+      ['project:cost', 'team:rpm'],
+    ]);
+  });
+
   it('writes nothing for a record whose ids are not hex of their length, and says so', () => {
     const writer = new ProtobufWriter(64);
     const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
