@@ -75,7 +75,11 @@ export class RequestTrace implements EndedTrace {
   private client: ClientHop | undefined;
   private clientContext: SpanContext | undefined;
   private watch: ReplyWatch | undefined;
-  private call: UpstreamCall | undefined;
+  /**
+   * The chat the upstream hop is for (its upstream and model), not the call itself: the call
+   * holds the request's body, which an ended request waiting for its shipment must not keep.
+   */
+  private chat: { readonly upstream: UpstreamName; readonly model: string } | undefined;
   private refusal: unknown;
   /**
    * Set when the request ended: its record is handed on, and written later with others (export
@@ -127,7 +131,7 @@ export class RequestTrace implements EndedTrace {
 
   /** Starts the CLIENT span of the upstream hop (`chat <model>` with the GenAI conventions on chat routes). */
   startUpstream(call: UpstreamCall): void {
-    this.call = call;
+    if (call.chat) this.chat = { upstream: call.upstream, model: call.chat.model };
     // Unsampled: the upstream is sent the SERVER span's context (its trace id, not sampled), and
     // only the GenAI metrics, if on, need the hop's timing.
     if (!this.sampled && !this.tracing.settings.metrics) return;
@@ -159,7 +163,7 @@ export class RequestTrace implements EndedTrace {
    * first chunk) when the request is sampled or the GenAI metrics are on.
    */
   watchReply(tap: ResponseTap, streamed: boolean): ResponseTap {
-    if (!this.call?.chat || !this.client) return tap;
+    if (!this.chat || !this.client) return tap;
     return (this.watch = new ReplyWatch(tap, streamed));
   }
 
@@ -185,8 +189,8 @@ export class RequestTrace implements EndedTrace {
   finish(outcome: RequestOutcome): void {
     const end = performance.now();
     this.ended = true;
-    this.watch?.stop();
-    if (this.client && this.call?.chat && this.tracing.settings.metrics) this.recordMetrics(outcome, end);
+    this.watch?.stop(this.tracing.settings.captureContent);
+    if (this.client && this.chat && this.tracing.settings.metrics) this.recordMetrics(outcome, end);
     if (!this.sampled) return;
     this.outcome = outcome;
     this.endedAt = end;
@@ -227,7 +231,7 @@ export class RequestTrace implements EndedTrace {
   private clientFacts(outcome: RequestOutcome, end: number): SpanFacts {
     const { id, name, start, attributes } = this.client!;
     addTollgateAttributes(attributes, outcome);
-    if (this.call?.chat) this.addReply(attributes, outcome);
+    if (this.chat) this.addReply(attributes, outcome);
     if (outcome.aborted) attributes['tollgate.aborted'] = true;
     const error = outcome.status >= 500 && this.refusal !== undefined ? markRefusal(attributes, this.refusal) : undefined;
     return { id, name, start: microsSince(this.start, start), end: microsSince(this.start, end), attributes, error };
@@ -251,11 +255,11 @@ export class RequestTrace implements EndedTrace {
   }
 
   private recordMetrics(outcome: RequestOutcome, endedAt: number): void {
-    const call = this.call!;
+    const chat = this.chat!;
     const attributes: Attributes = {
       'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': this.tracing.settings.providerNames[call.upstream],
-      'gen_ai.request.model': call.chat!.model,
+      'gen_ai.provider.name': this.tracing.settings.providerNames[chat.upstream],
+      'gen_ai.request.model': chat.model,
     };
     if (outcome.responseModel !== undefined) attributes['gen_ai.response.model'] = outcome.responseModel;
     if (this.refusal !== undefined) attributes['error.type'] = asGatewayError(this.refusal).code;

@@ -132,6 +132,27 @@ describe('a traced request step', () => {
   });
 });
 
+describe('a traced chat reply', () => {
+  it('is read when the record is built, or as the request ends when it is long (its bytes are not kept waiting): the same facts either way', () => {
+    const content = 'x'.repeat(20 * 1024);
+    for (const reply of [`{"id":"chatcmpl-short","choices":[{"finish_reason":"stop"}]}`, `{"id":"chatcmpl-long","choices":[{"message":{"content":"${content}"},"finish_reason":"length"}]}`]) {
+      const { tracing, records } = traced();
+      const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
+      trace.startUpstream({ upstream: 'inference', method: 'POST', chat: { model: 'm', sampling: {}, raw: Buffer.from('{}') } });
+      const relay = trace.watchReply({ rewrites: false, write: (chunk) => chunk, end: () => NOTHING_SEEN }, false);
+      const bytes = Buffer.from(reply);
+      relay.write(bytes.subarray(0, 100));
+      relay.write(bytes.subarray(100));
+      relay.end();
+      trace.finish({ status: 200, aborted: false });
+      // Bytes relayed after the end are not the reply's, however long it was.
+      relay.write(Buffer.from('{"id":"later"}'));
+      const attributes = records()[0]!.client!.attributes;
+      expect([attributes['gen_ai.response.id'], attributes['gen_ai.response.finish_reasons']]).toEqual(reply.length > 1000 ? ['chatcmpl-long', ['length']] : ['chatcmpl-short', ['stop']]);
+    }
+  });
+});
+
 describe('the trace context sent upstream', () => {
   it.each<[string, SpanContext]>([
     ['sampled', { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 }],
