@@ -5,7 +5,7 @@ import { ExportResultCode } from '@opentelemetry/core';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ExportThreadData, FromExportThread, ToExportThread } from './export-messages.js';
-import { exportEnvelope } from './otlp-spans.js';
+import { exportEnvelope } from './otlp-export.js';
 import { SpanQueue, type EncodedExport, type SpanExportDelegate } from './span-queue.js';
 
 /**

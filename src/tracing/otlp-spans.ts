@@ -1,7 +1,8 @@
 import { SpanKind, TraceFlags, type AttributeValue, type HrTime } from '@opentelemetry/api';
 import { addHrTimes, millisToHrTime } from '@opentelemetry/core';
 import type { RequestRecord, StepFacts } from './export-messages.js';
-import { hexInto, ProtobufWriter, varintSize } from './protobuf-writer.js';
+import { TAG, writeKey, writeValue } from './otlp-fields.js';
+import { hexInto, type ProtobufWriter } from './protobuf-writer.js';
 
 /**
  * Traced requests as OTLP protobuf, written straight from their records: the bytes the SDK's
@@ -12,33 +13,6 @@ import { hexInto, ProtobufWriter, varintSize } from './protobuf-writer.js';
  * CPU, and on a machine whose cores are busy its CPU is taken from requests (docs/tracing.md, "Cost").
  */
 
-/** Tags (field number << 3 | wire type) of the OTLP messages written here. */
-const TAG = {
-  /** ExportTraceServiceRequest.resource_spans, ResourceSpans.resource, ScopeSpans.scope, KeyValue.key, AnyValue.string_value, ArrayValue.values, Resource.attributes, InstrumentationScope.name */
-  field1: 0x0a,
-  /** ResourceSpans.scope_spans, ScopeSpans.spans, KeyValue.value */
-  field2: 0x12,
-  resourceDroppedAttributes: 0x10,
-  spanTraceId: 0x0a,
-  spanId: 0x12,
-  spanTraceState: 0x1a,
-  spanParentId: 0x22,
-  spanName: 0x2a,
-  spanKind: 0x30,
-  spanStart: 0x39,
-  spanEnd: 0x41,
-  spanAttribute: 0x4a,
-  spanDroppedAttributes: 0x50,
-  spanDroppedEvents: 0x60,
-  spanDroppedLinks: 0x70,
-  spanStatus: 0x7a,
-  statusMessage: 0x12,
-  statusCode: 0x18,
-  boolValue: 0x10,
-  intValue: 0x18,
-  doubleValue: 0x21,
-  arrayValue: 0x2a,
-} as const;
 /** Span.flags (field 16, fixed32): two bytes of tag. */
 const SPAN_FLAGS_TAG = [0x85, 0x01] as const;
 /** Span.flags: the W3C trace flags, and whether the parent is known to be remote (and is). */
@@ -65,8 +39,6 @@ const unsetTail = (flags: Buffer): Buffer => Buffer.concat([DROPPED_COUNTS, Buff
 const UNSET_TAIL = unsetTail(FLAGS);
 const UNSET_TAIL_REMOTE_PARENT = unsetTail(FLAGS_REMOTE_PARENT);
 
-const INT64_MIN = -(2 ** 63);
-const INT64_END = 2 ** 63;
 
 /** A key's `KeyValue.key` field, encoded once: the gateway's attribute keys are a few dozen names in its code. */
 const MAX_CACHED_KEYS = 256;
@@ -243,92 +215,4 @@ export class OtlpSpanEncoder {
     }
     entry.last = value;
   }
-}
-
-/** `KeyValue.key`. */
-function writeKey(w: ProtobufWriter, key: string): void {
-  w.byte(TAG.field1);
-  w.string(key);
-}
-
-/** `KeyValue.value`: the AnyValue message. */
-function writeValue(w: ProtobufWriter, value: AttributeValue | undefined): void {
-  w.byte(TAG.field2);
-  const at = w.begin();
-  writeAnyValue(w, value);
-  w.end(at);
-}
-
-/** An `AnyValue`'s fields, as the SDK writes an attribute value (anything else, e.g. null, is an empty AnyValue). */
-function writeAnyValue(w: ProtobufWriter, value: AttributeValue | null | undefined): void {
-  if (typeof value === 'string') {
-    w.byte(TAG.field1);
-    w.string(value);
-  } else if (typeof value === 'number') {
-    if (Number.isInteger(value) && value >= INT64_MIN && value < INT64_END) {
-      w.byte(TAG.intValue);
-      w.int64(value);
-    } else {
-      w.byte(TAG.doubleValue);
-      w.double(value);
-    }
-  } else if (typeof value === 'boolean') {
-    w.byte(TAG.boolValue);
-    w.byte(value ? 1 : 0);
-  } else if (Array.isArray(value)) {
-    w.byte(TAG.arrayValue);
-    const at = w.begin();
-    for (const item of value as readonly (string | number | boolean | null | undefined)[]) {
-      w.byte(TAG.field1);
-      const itemAt = w.begin();
-      writeAnyValue(w, item);
-      w.end(itemAt);
-    }
-    w.end(at);
-  }
-}
-
-/** The parts of every export that do not change: the resource (service.name) and the instrumentation scope, as fields. */
-export interface ExportEnvelope {
-  readonly resource: Buffer;
-  readonly scope: Buffer;
-}
-
-export function exportEnvelope(serviceName: string, scopeName: string): ExportEnvelope {
-  const w = new ProtobufWriter(256);
-  w.byte(TAG.field1);
-  const resource = w.begin();
-  w.byte(TAG.field1);
-  const kv = w.begin();
-  writeKey(w, 'service.name');
-  writeValue(w, serviceName);
-  w.end(kv);
-  w.byte(TAG.resourceDroppedAttributes);
-  w.byte(0);
-  w.end(resource);
-  const resourceBytes = w.copyFrom(0);
-  w.reset();
-  w.byte(TAG.field1);
-  const scope = w.begin();
-  w.byte(TAG.field1);
-  w.string(scopeName);
-  w.end(scope);
-  return { resource: resourceBytes, scope: w.copyFrom(0) };
-}
-
-/** The ExportTraceServiceRequest of these spans (`ScopeSpans.spans` fields, in one or more runs of bytes): one resource, one scope. */
-export function exportRequest(envelope: ExportEnvelope, ...spans: Uint8Array[]): Uint8Array {
-  let spanBytes = 0;
-  for (const part of spans) spanBytes += part.length;
-  const scopeSpans = envelope.scope.length + spanBytes;
-  const resourceSpans = envelope.resource.length + 1 + varintSize(scopeSpans) + scopeSpans;
-  const w = new ProtobufWriter(1 + varintSize(resourceSpans) + resourceSpans);
-  w.byte(TAG.field1);
-  w.varint(resourceSpans);
-  w.raw(envelope.resource);
-  w.byte(TAG.field2);
-  w.varint(scopeSpans);
-  w.raw(envelope.scope);
-  for (const part of spans) w.raw(part);
-  return w.view(0, w.pos);
 }

@@ -1,5 +1,5 @@
 import type { EncodedRequests } from './export-messages.js';
-import { exportRequest, type ExportEnvelope } from './otlp-spans.js';
+import { exportRequest, type ExportEnvelope } from './otlp-export.js';
 
 /** One export: an ExportTraceServiceRequest, encoded, and how many spans it carries. */
 export interface EncodedExport {

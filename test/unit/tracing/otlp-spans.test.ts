@@ -6,7 +6,8 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { readableSpansOf } from '../../../bench/comparisons/sdk-spans.js';
 import type { RequestRecord } from '../../../src/tracing/export-messages.js';
-import { exportEnvelope, exportRequest, OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
+import { exportEnvelope, exportRequest } from '../../../src/tracing/otlp-export.js';
+import { OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
 import { ProtobufWriter } from '../../../src/tracing/protobuf-writer.js';
 import { decodeTraceRequest, SPAN_KIND } from '../../fixtures/otlp-receiver.js';
 

@@ -1,7 +1,8 @@
 import { EventEmitter, once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { EncodedRequests, RequestRecord } from '../../../src/tracing/export-messages.js';
-import { exportEnvelope, OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
+import { exportEnvelope } from '../../../src/tracing/otlp-export.js';
+import { OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
 import { ProtobufWriter } from '../../../src/tracing/protobuf-writer.js';
 import { SpanQueue, type EncodedExport, type SpanExportDelegate, type SpanQueueSettings } from '../../../src/tracing/span-queue.js';
 import { decodeTraceRequest } from '../../fixtures/otlp-receiver.js';
