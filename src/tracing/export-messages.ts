@@ -57,8 +57,6 @@ export interface EndedTrace {
 /** Whole µs from `start` to `at` (both ms on the performance clock). */
 export const microsSince = (start: number, at: number): number => Math.round((at - start) * 1000);
 
-/** How many spans a record becomes (the export queue is bounded in spans, as the SDK's is). */
-export const spanCount = (record: RequestRecord): number => 1 + record.steps.length + (record.client ? 1 : 0);
 
 /** The export thread's settings (workerData). */
 export interface ExportThreadSettings {

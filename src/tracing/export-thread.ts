@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { spanCount, type EndedTrace, type ExportThreadData, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
+import { type EndedTrace, type ExportThreadData, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
 import { OtlpSpanEncoder, type SpanIdSource } from './otlp-spans.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 
@@ -125,7 +125,7 @@ export class ExportThread {
     for (const trace of this.pending) {
       const record = recordOf(trace);
       if (record === undefined || !this.encoder.write(record)) continue;
-      const spans = spanCount(record);
+      const spans = trace.spanCount();
       ends.push(this.writer.pos);
       counts.push(spans);
       written += spans;

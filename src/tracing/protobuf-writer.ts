@@ -53,12 +53,6 @@ export class ProtobufWriter {
     return this.buffer.subarray(from, to);
   }
 
-  /** Forgets the first `bytes` bytes written, moving the rest to the front. */
-  dropFront(bytes: number): void {
-    this.buffer.copyWithin(0, bytes, this.pos);
-    this.pos -= bytes;
-  }
-
   /** Forgets what was written, keeping the buffer. */
   reset(): void {
     this.pos = 0;

@@ -21,13 +21,6 @@ export interface SpanQueueSettings {
   readonly exportTimeoutMillis: number;
 }
 
-/**
- * The export thread's queue: what the SDK's BatchSpanProcessor does (a bounded queue, batches
- * of at most maxExportBatchSize spans leaving when full or after scheduledDelayMillis, one export
- * at a time, an export given up after exportTimeoutMillis, every span lost counted), on spans
- * held as the OTLP bytes the request thread wrote instead of span objects: an export is those
- * bytes behind the envelope. A batch holds whole requests.
- */
 /** A queued request's spans: where they lie in the bytes of the shipment they came in, and how many. */
 interface QueuedRequest {
   readonly bytes: Uint8Array;
@@ -36,6 +29,13 @@ interface QueuedRequest {
   readonly spans: number;
 }
 
+/**
+ * The export thread's queue: what the SDK's BatchSpanProcessor does (a bounded queue, batches
+ * of at most maxExportBatchSize spans leaving when full or after scheduledDelayMillis, one export
+ * at a time, an export given up after exportTimeoutMillis, every span lost counted), on spans
+ * held as the OTLP bytes the request thread wrote instead of span objects: an export is those
+ * bytes behind the envelope. A batch holds whole requests.
+ */
 export class SpanQueue {
   /**
    * Queued requests, oldest first from `head`: their bytes stay in the shipments they arrived in

@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, trace, type SpanContext } from '@opentelemetry/api';
-import { AlwaysOffSampler, AlwaysOnSampler } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, AlwaysOnSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
 import { TraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
@@ -18,11 +18,11 @@ import { Tracing } from '../../../src/tracing/index.js';
  */
 
 /** The ended requests handed to the export thread, and their records, built when read (as the export thread's next shipment builds them). */
-function traced(): { tracing: Tracing; records: () => RequestRecord[] } {
+function traced(sampler: Sampler = new AlwaysOnSampler()): { tracing: Tracing; records: () => RequestRecord[] } {
   const ended: EndedTrace[] = [];
   const records = (): RequestRecord[] => ended.map((trace) => trace.record());
   const exportThread = { add: (trace: EndedTrace) => void ended.push(trace) } as unknown as ExportThread;
-  const tracing = new Tracing(exportThread, new W3CTraceContextPropagator(), new AlwaysOnSampler(), {
+  const tracing = new Tracing(exportThread, new W3CTraceContextPropagator(), sampler, {
     captureContent: false,
     providerNames: { service: 'service', inference: 'inference' },
     metrics: undefined,
@@ -83,20 +83,14 @@ describe('a traced request step', () => {
   });
 
   it('of a request that is not sampled notes nothing and describes nothing', () => {
-    const records: EndedTrace[] = [];
-    const exportThread = { add: (trace: EndedTrace) => void records.push(trace) } as unknown as ExportThread;
-    const tracing = new Tracing(exportThread, new W3CTraceContextPropagator(), new AlwaysOffSampler(), {
-      captureContent: false,
-      providerNames: { service: 'service', inference: 'inference' },
-      metrics: undefined,
-    });
+    const { tracing, records } = traced(new AlwaysOffSampler());
     const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
     let described = 0;
     trace.begin('limits');
     trace.end(1, () => ({ described: ++described }));
     trace.finish({ status: 200, aborted: false });
     expect(described).toBe(0);
-    expect(records).toEqual([]);
+    expect(records()).toEqual([]);
   });
 
   it('leaves out of an ended request what ends after it (a step, the upstream\'s status): its record is written later, with others', () => {
