@@ -26,6 +26,8 @@ export const tracingSchema = z
     providerNames: z.object(Object.fromEntries(UPSTREAM_NAMES.map((name) => [name, z.string().min(1).default(name)])) as Record<UpstreamName, z.ZodDefault<z.ZodString>>).strict().prefault({}),
     /** Spans waiting for export at most; past it spans are dropped (and counted), never held. */
     maxQueueSize: positiveInt.default(2048),
+    /** Spans an export carries at most (whole requests); unset, the SDK's 512 (or maxQueueSize when smaller). */
+    maxExportBatchSize: positiveInt.optional(),
     /** How often a batch leaves; a full batch leaves at once. */
     scheduledDelayMs: positiveInt.default(1000),
     /** An export that takes longer is given up (its spans counted as dropped). */
@@ -33,6 +35,12 @@ export const tracingSchema = z
     metricsIntervalMs: positiveInt.default(15_000),
   })
   .strict()
+  .superRefine((tracing, ctx) => {
+    // The SDK's BatchSpanProcessor would quietly lower it; a gateway refuses it where it was written.
+    if (tracing.maxExportBatchSize !== undefined && tracing.maxExportBatchSize > tracing.maxQueueSize) {
+      ctx.addIssue({ code: 'custom', path: ['maxExportBatchSize'], message: `must be at most maxQueueSize (${tracing.maxQueueSize})` });
+    }
+  })
   .prefault({});
 export type TracingConfig = z.infer<typeof tracingSchema>;
 
@@ -49,6 +57,20 @@ export function parseOtelHeaders(text: string): Record<string, string> {
   return headers;
 }
 
+/** The batch span processor's variables (the SDK's BatchSpanProcessor reads them) and the keys they fill. */
+const BSP_VARIABLES = {
+  OTEL_BSP_SCHEDULE_DELAY: 'scheduledDelayMs',
+  OTEL_BSP_EXPORT_TIMEOUT: 'exportTimeoutMs',
+  OTEL_BSP_MAX_QUEUE_SIZE: 'maxQueueSize',
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 'maxExportBatchSize',
+} as const;
+
+/** A number from the environment; text that is not one is passed on as it is, for the schema to refuse under its key. */
+const numberOrText = (text: string): number | string => {
+  const value = Number(text);
+  return text.trim() !== '' && Number.isFinite(value) ? value : text;
+};
+
 /**
  * The standard OTEL_* variables, for what the file leaves unset (a value in the file wins, as
  * the SDK's own configuration wins over its environment); OTEL_SDK_DISABLED=true turns tracing off.
@@ -59,9 +81,10 @@ export function applyOtelEnv(tracing: Record<string, unknown>, env: Env): void {
   if (env.OTEL_EXPORTER_OTLP_HEADERS && unset('headers')) tracing.headers = parseOtelHeaders(env.OTEL_EXPORTER_OTLP_HEADERS);
   if (env.OTEL_SERVICE_NAME && unset('serviceName')) tracing.serviceName = env.OTEL_SERVICE_NAME;
   if (env.OTEL_TRACES_SAMPLER && unset('sampler')) tracing.sampler = env.OTEL_TRACES_SAMPLER;
-  if (env.OTEL_TRACES_SAMPLER_ARG && unset('sampleRatio')) {
-    const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG);
-    tracing.sampleRatio = Number.isFinite(ratio) ? ratio : env.OTEL_TRACES_SAMPLER_ARG;
+  if (env.OTEL_TRACES_SAMPLER_ARG && unset('sampleRatio')) tracing.sampleRatio = numberOrText(env.OTEL_TRACES_SAMPLER_ARG);
+  for (const [variable, key] of Object.entries(BSP_VARIABLES)) {
+    const value = env[variable];
+    if (value && unset(key)) tracing[key] = numberOrText(value);
   }
   if (env.OTEL_SDK_DISABLED?.toLowerCase() === 'true') tracing.enabled = false;
 }

@@ -31,6 +31,9 @@ export function samplerFor(name: SamplerName, ratio: number): Sampler {
   return name.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root;
 }
 
+/** The SDK's BatchSpanProcessor's default export batch (OTEL_BSP_MAX_EXPORT_BATCH_SIZE's default). */
+const SDK_EXPORT_BATCH_SIZE = 512;
+
 const withPath = (endpoint: string, path: string): string => `${endpoint.replace(/\/+$/, '')}${path}`;
 
 /** The export thread's settings: the batch processor's bounded queue, and exports given up past the timeout. */
@@ -41,7 +44,7 @@ function exportSettings(config: TracingConfig): ExportThreadSettings {
     serviceName: config.serviceName,
     timeOrigin: performance.timeOrigin,
     maxQueueSize: config.maxQueueSize,
-    maxExportBatchSize: Math.min(512, config.maxQueueSize),
+    maxExportBatchSize: config.maxExportBatchSize ?? Math.min(SDK_EXPORT_BATCH_SIZE, config.maxQueueSize),
     scheduledDelayMillis: config.scheduledDelayMs,
     exportTimeoutMillis: config.exportTimeoutMs,
   };

@@ -399,6 +399,30 @@ describe('a collector that is down, failing or slow', () => {
   });
 });
 
+describe('exports of at most maxExportBatchSize spans', () => {
+  let receiver: OtlpReceiver;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    // A chat request is 5 spans here (server, auth, validate, limits, client): each export carries one request whole.
+    stack = await startStack(tracingConfig(receiver, { maxExportBatchSize: 5 }));
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await stack.close();
+  });
+
+  it('sends the queued requests in exports of at most that many spans, none split', async () => {
+    const responses = await Promise.all([chat(stack, {}), chat(stack, {}), chat(stack, {})]);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    const spans = await receiver.spansWhere(() => true, 15);
+    expect(spans).toHaveLength(15);
+    expect(receiver.spansPerExport).toEqual([5, 5, 5]);
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(3);
+  });
+});
+
 describe('a full export queue', () => {
   let receiver: OtlpReceiver;
   let stack: Stack;

@@ -30,6 +30,9 @@ describe('tracing config (SPEC 18)', () => {
     ['tracing: {sampler: sometimes}', 'config: tracing.sampler: must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio'],
     ['tracing: {captureContnet: true}', 'config: tracing: unknown key(s) "captureContnet"'],
     ['tracing: {providerNames: {training: openai}}', 'config: tracing.providerNames: unknown key(s) "training"'],
+    ['tracing: {maxExportBatchSize: 4096}', 'config: tracing.maxExportBatchSize: must be at most maxQueueSize (2048)'],
+    ['tracing: {maxQueueSize: 100, maxExportBatchSize: 101}', 'config: tracing.maxExportBatchSize: must be at most maxQueueSize (100)'],
+    ['tracing: {maxExportBatchSize: 0}', 'config: tracing.maxExportBatchSize: Too small: expected number to be >0'],
   ])('refuses %s naming the key path', (yaml, message) => {
     expect(() => parseConfig(`${minimal}${yaml}\n`, {})).toThrow(new ConfigError(message));
   });
@@ -61,6 +64,22 @@ describe('tracing config (SPEC 18)', () => {
 
   it('refuses a bad OTEL_TRACES_SAMPLER_ARG at start-up under the key it fills', () => {
     expect(() => parseConfig(minimal, { OTEL_TRACES_SAMPLER_ARG: 'half' })).toThrow(new ConfigError('config: tracing.sampleRatio: Invalid input: expected number, received string'));
+  });
+
+  it('takes the batch span processor variables (OTEL_BSP_*) for what the file leaves unset', () => {
+    const env = { OTEL_BSP_SCHEDULE_DELAY: '250', OTEL_BSP_EXPORT_TIMEOUT: '3000', OTEL_BSP_MAX_QUEUE_SIZE: '8192', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048' };
+    expect(parseConfig(minimal, env).tracing).toMatchObject({ scheduledDelayMs: 250, exportTimeoutMs: 3000, maxQueueSize: 8192, maxExportBatchSize: 2048 });
+    const yaml = `${minimal}tracing: {scheduledDelayMs: 100, maxQueueSize: 4096}\n`;
+    expect(parseConfig(yaml, env).tracing).toMatchObject({ scheduledDelayMs: 100, exportTimeoutMs: 3000, maxQueueSize: 4096, maxExportBatchSize: 2048 });
+  });
+
+  it.each([
+    [{ OTEL_BSP_MAX_QUEUE_SIZE: 'lots' }, 'config: tracing.maxQueueSize: Invalid input: expected number, received string'],
+    [{ OTEL_BSP_SCHEDULE_DELAY: ' ' }, 'config: tracing.scheduledDelayMs: Invalid input: expected number, received string'],
+    [{ OTEL_BSP_EXPORT_TIMEOUT: '2.5' }, 'config: tracing.exportTimeoutMs: Invalid input: expected int, received number'],
+    [{ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4096' }, 'config: tracing.maxExportBatchSize: must be at most maxQueueSize (2048)'],
+  ])('refuses a bad OTEL_BSP_* value at start-up under the key it fills: %j', (env, message) => {
+    expect(() => parseConfig(minimal, env)).toThrow(new ConfigError(message));
   });
 
   it('reads OTEL_EXPORTER_OTLP_HEADERS pairs, skipping malformed ones', () => {
