@@ -117,13 +117,13 @@ async function main(): Promise<void> {
   const names = targets.map((target) => target.name);
   log(`${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} rounds, targets ${names.join(', ')}`);
   await warmUp(targets, { connections: settings.connections, durationSec: settings.warmup });
-  const rows = await measureRounds(targets, { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
+  const rows = await measureRounds(targets, settings);
   log(`streaming: ${settings.streams} sequential requests per target, interleaved`);
   const streams = await measureStreams(targets.map((target) => target.url), settings.streams);
 
   const targetsCheck = targetsTable(rows, names, streams);
   const tables: Tables = { loadTable: loadTable(rows), redisTable: redisBreakdownTable(rows, 'gateway-redis'), streamTable: streamTable(names, streams), targetsTable: targetsCheck.table };
-  const runSettings = `${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} interleaved rounds (median), ${settings.warmup} s warm-up per target, ${settings.streams} streaming requests per target`;
+  const runSettings = `${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} interleaved rounds (median), ${settings.warmup} s warm-up per target, ${settings.settle} s of unmeasured load on a target before each of its runs, ${settings.streams} streaming requests per target`;
   print(`Non-streaming chat (${runSettings})`, tables.loadTable);
   print('Redis commands per gateway-redis request (all rounds; commands run inside Lua scripts count too)', tables.redisTable);
   print('Streaming: time to first chunk', tables.streamTable);

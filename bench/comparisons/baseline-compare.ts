@@ -47,7 +47,7 @@ export async function measureBaseline(stack: Stack, mainTargets: readonly Target
   const targets = [...mainTargets, ...likeForLike, ...baseline.targets];
   log(`baseline: ${targets.map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
   await warmUp([...likeForLike, ...baseline.targets], { connections: settings.connections, durationSec: settings.warmup });
-  const rows = await measureRounds(targets, { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
+  const rows = await measureRounds(targets, settings);
   for (const target of likeForLike) await target.process?.stop();
   return [
     baselineCaption(baseline),

@@ -44,7 +44,7 @@ export async function measureCluster(stack: Stack, singles: readonly Target[], s
   }
   log(`cluster: ${settings.workers} workers per clustered gateway, ${settings.rounds} rounds`);
   await warmUp(clustered, { connections: settings.connections, durationSec: settings.warmup });
-  const rows = await measureRounds(targets, { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
+  const rows = await measureRounds(targets, settings);
   for (const cluster of clustered) await cluster.process?.stop();
   return clusterTable(rows, singleOf, settings.workers);
 }

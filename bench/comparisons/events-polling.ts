@@ -49,7 +49,7 @@ export async function measureEventsPolling(mainTargets: readonly Target[], basel
   const pageBytes = await Promise.all(targets.map(pollOnce));
   log(`events polling: ${targets.map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
   await warmUp(targets, { connections: settings.connections, durationSec: settings.warmup });
-  const rows = await measureRounds(targets, { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
+  const rows = await measureRounds(targets, settings);
   const parts = [
     `\`GET ${decodeURIComponent(eventsPath('{id}'))}\` from ${settings.connections} clients polling back to back; each target polls a job created through it ` +
       `(gateway-* check that job's owner on every poll: the bench team, found in memory). The fake upstream answers two events (${pageBytes[0]} bytes).`,

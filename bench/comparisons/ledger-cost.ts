@@ -38,7 +38,7 @@ export async function measureLedgerCost(stack: Stack, proxy: Target, settings: S
   const pair = [await startGatewayTarget(stack, 'redis'), await startGatewayTarget(stack, 'redis', { name: OFF, ledger: false })];
   log(`ledger cost: ${[proxy, ...pair].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
   await warmUp(pair, { connections: settings.connections, durationSec: settings.warmup });
-  const rows = await measureRounds([proxy, ...pair], { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
+  const rows = await measureRounds([proxy, ...pair], settings);
   for (const target of pair) await target.process?.stop();
   return [
     `${ON} and ${OFF}: two fresh gateway-redis processes, the same but for \`metering.ledger.enabled\` (every other feature on in both).`,

@@ -82,7 +82,7 @@ export async function measureTracingCost(stack: Stack, proxy: Target, settings: 
   const exportsBefore = sink.exports();
   const traced = pair[1]!;
   const before = await tracingCounts(traced);
-  const rows = await measureRounds([proxy, ...pair], { connections: settings.connections, durationSec: settings.duration }, settings.rounds);
+  const rows = await measureRounds([proxy, ...pair], settings);
   const exportsPerSecond = ((sink.exports() - exportsBefore) * 1000) / (performance.now() - started);
   // Once the last batch had time to leave: spans dropped (queue full, a failed export) against spans made (5 a chat request).
   await new Promise((resolve) => setTimeout(resolve, 2000));

@@ -3,6 +3,7 @@ import { runLoad, type LoadOptions, type LoadSample } from './load.js';
 import { log } from '../processes/log.js';
 import { queryStats, type ProcessStats } from '../processes/process-stats.js';
 import { usageBetween, type RedisProbe, type RedisUsage } from '../processes/redis-stats.js';
+import type { Settings } from './settings.js';
 import { CHAT_REQUEST, type LoadRequest } from './workload.js';
 
 /** One target under load, with what can be asked about its costs. */
@@ -70,17 +71,29 @@ export async function warmUp(targets: readonly Target[], load: LoadOptions): Pro
   }
 }
 
-/** `rounds` rounds over every target, the first target rotated each round. */
-export async function measureRounds(targets: readonly Target[], load: LoadOptions, rounds: number): Promise<TargetRounds[]> {
+/** How rounds are run: each run's load, how many rounds, and the unmeasured load that settles a target first. */
+export type RoundSettings = Pick<Settings, 'connections' | 'duration' | 'rounds' | 'settle'>;
+
+/**
+ * `rounds` rounds over every target, the first target rotated each round. Each measured run is
+ * preceded by `settle` seconds of the same load on the same target, unmeasured: a gateway that sat
+ * idle while the others ran (one run or four, depending on the round) is slower for its first
+ * seconds (V8 shrinks an idle heap and lets cold code go), which made the target after an idle
+ * stretch read 10–20% low in some rounds and high in others (docs/performance.md, "Rounds").
+ */
+export async function measureRounds(targets: readonly Target[], settings: RoundSettings): Promise<TargetRounds[]> {
+  const load: LoadOptions = { connections: settings.connections, durationSec: settings.duration };
   const rows: TargetRounds[] = targets.map((target) => ({ name: target.name, rounds: [] }));
-  for (let round = 0; round < rounds; round++) {
+  for (let round = 0; round < settings.rounds; round++) {
     // Rotating the first target cancels any effect of position within a round.
     for (let k = 0; k < targets.length; k++) {
       const t = (round + k) % targets.length;
-      const sample = await measureRun(targets[t]!, load);
+      const target = targets[t]!;
+      if (settings.settle > 0) await runLoad(target.url, { ...load, durationSec: settings.settle }, target.request);
+      const sample = await measureRun(target, load);
       rows[t]!.rounds[round] = sample;
       const cpu = sample.cpuMicros === undefined ? '' : `, CPU ${(sample.cpuMicros / sample.requests).toFixed(1)} µs/req`;
-      log(`round ${round + 1}/${rounds} ${targets[t]!.name}: ${Math.round(sample.requestsPerSec)} req/s, p50 ${sample.p50.toFixed(2)} ms${cpu}, failed ${sample.failures}`);
+      log(`round ${round + 1}/${settings.rounds} ${target.name}: ${Math.round(sample.requestsPerSec)} req/s, p50 ${sample.p50.toFixed(2)} ms${cpu}, failed ${sample.failures}`);
     }
   }
   return rows;

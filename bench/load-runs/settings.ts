@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 /**
  * What `npm run bench` was asked to do, as flags or environment (flags win):
  *   --duration/BENCH_DURATION seconds per run (5), --connections/BENCH_CONNECTIONS (32),
- *   --rounds/BENCH_ROUNDS (3), --warmup/BENCH_WARMUP seconds (2), --streams/BENCH_STREAMS
+ *   --rounds/BENCH_ROUNDS (3), --warmup/BENCH_WARMUP seconds (2), --settle/BENCH_SETTLE seconds of
+ *   unmeasured load on a target just before each of its measured runs (2), --streams/BENCH_STREAMS
  *   streaming requests per target (200), --write/BENCH_WRITE (1: write bench/RESULTS.md;
  *   default only for a run with default settings and no extra measurement),
  *   --cpu-prof/BENCH_CPU_PROF=1 (V8 CPU profiles of the gateway processes, summarised at the end).
@@ -24,7 +25,7 @@ import { parseArgs } from 'node:util';
  * `npm run bench:tracing` only: --rate/BENCH_RATE N measures tracing at a fixed N requests/s, CPU per thread (0: off).
  */
 
-const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, streams: 200 } as const;
+const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, settle: 2, streams: 200 } as const;
 type Numeric = keyof typeof DEFAULTS;
 
 export interface Settings extends Record<Numeric, number> {
@@ -48,6 +49,7 @@ const FLAGS = {
   connections: { type: 'string' },
   rounds: { type: 'string' },
   warmup: { type: 'string' },
+  settle: { type: 'string' },
   streams: { type: 'string' },
   write: { type: 'string' },
   workers: { type: 'string' },
@@ -72,7 +74,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   const { values } = parseArgs({ args: [...argv], options: FLAGS });
   const numbers = {} as Record<Numeric, number>;
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
-    numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' ? 0 : 1);
+    numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' || name === 'settle' ? 0 : 1);
   }
   const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events' | 'tracing'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';

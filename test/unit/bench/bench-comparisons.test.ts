@@ -23,7 +23,13 @@ const row = (name: string, rounds: RunSample[]): TargetRounds => ({ name, rounds
 describe('bench comparison flags', () => {
   it('leaves the default run as it was: no comparison, and RESULTS.md written', () => {
     const settings = readSettings([]);
-    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, tracing: false, rate: 0, write: true });
+    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, tracing: false, rate: 0, settle: 2, write: true });
+  });
+
+  it('takes --settle seconds of unmeasured load before each measured run, 0 for none; a changed value is not the default run', () => {
+    expect(readSettings(['--settle', '0'])).toMatchObject({ settle: 0, write: false });
+    expect(readSettings(['--settle', '5']).settle).toBe(5);
+    expect(() => readSettings(['--settle=-1'])).toThrow('bench: settle must be a number ≥ 0, got "-1"');
   });
 
   it('takes --baseline as an absolute directory and, like every extra, stops RESULTS.md being written by default', () => {
