@@ -160,7 +160,6 @@ export class ReplyWatch implements ResponseTap {
   facts(withText: boolean): ReplyFacts {
     if (this.read) return this.read;
     const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
-    const scanned = withText || this.streamed ? undefined : scanJsonReply(bytes);
-    return scanned ? { ...scanned, text: '' } : readReply(bytes);
+    return (withText || this.streamed ? undefined : scanJsonReply(bytes)) ?? readReply(bytes);
   }
 }

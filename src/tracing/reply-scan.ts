@@ -55,16 +55,23 @@ function decodedString(bytes: Buffer, start: number, end: number): string | unde
   }
 }
 
+/** What the scan reads: the id and finish reasons. The text stays empty: a reply is scanned only when its text is not wanted. */
 export interface ScannedReply {
-  id?: string;
-  finishReasons: string[];
+  readonly id?: string;
+  readonly finishReasons: string[];
+  readonly text: '';
 }
 
-/** The reply's id and finish reasons; undefined when the bytes are not a JSON object (an SSE stream, say). */
+/**
+ * The reply's id and finish reasons; undefined when the bytes are not a JSON object (an SSE
+ * stream, say). The result is made whole at the end, in the shape the reply's facts have: a
+ * spread into that shape afterwards, or a delete of a missing id, cost more than the scan (~0.8 µs).
+ */
 export function scanJsonReply(bytes: Buffer): ScannedReply | undefined {
   let i = skipJsonSpace(bytes, 0);
   if (bytes[i] !== OPEN_BRACE) return undefined;
-  const reply: ScannedReply = { finishReasons: [] };
+  let id: string | undefined;
+  const finishReasons: string[] = [];
   let depth = 0;
   let inChoices = false;
   for (; i < bytes.length; i++) {
@@ -76,11 +83,11 @@ export function scanJsonReply(bytes: Buffer): ScannedReply | undefined {
       if (bytes[colon] === COLON) {
         const value = skipJsonSpace(bytes, colon + 1);
         // Duplicate keys: JSON.parse keeps the last value; so does this.
-        if (depth === 1 && isKey(bytes, i, end, ID)) reply.id = stringAt(bytes, value);
+        if (depth === 1 && isKey(bytes, i, end, ID)) id = stringAt(bytes, value);
         else if (depth === 1 && isKey(bytes, i, end, CHOICES)) inChoices = bytes[value] === OPEN_BRACKET;
         else if (depth === 3 && inChoices && isKey(bytes, i, end, FINISH_REASON)) {
           const reason = stringAt(bytes, value);
-          if (reason !== undefined) reply.finishReasons.push(reason);
+          if (reason !== undefined) finishReasons.push(reason);
         }
       }
       i = end - 1;
@@ -90,6 +97,5 @@ export function scanJsonReply(bytes: Buffer): ScannedReply | undefined {
       if (depth < 2) inChoices = false;
     }
   }
-  if (reply.id === undefined) delete reply.id;
-  return reply;
+  return id === undefined ? { finishReasons, text: '' } : { id, finishReasons, text: '' };
 }

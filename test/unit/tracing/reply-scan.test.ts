@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { readReply } from '../../../src/tracing/index.js';
+import { readReply, type ReplyFacts } from '../../../src/tracing/index.js';
 import { scanJsonReply } from '../../../src/tracing/reply-scan.js';
 
 const bytes = (value: unknown): Buffer => Buffer.from(JSON.stringify(value, null, value && typeof value === 'object' && 'pretty' in value ? 2 : undefined));
 
-/** What JSON.parse reads (readReply), less the text the scan does not collect. */
-function parsed(reply: Buffer): { id?: string; finishReasons: string[] } {
-  const { text: _text, ...rest } = readReply(reply);
-  return rest;
-}
+/** What JSON.parse reads (readReply), but for the text, which the scan leaves empty. */
+const parsed = (reply: Buffer): ReplyFacts => ({ ...readReply(reply), text: '' });
 
 describe('scanJsonReply: a JSON reply\'s id and finish reasons without parsing it', () => {
   const replies: Record<string, unknown> = {
@@ -34,16 +31,16 @@ describe('scanJsonReply: a JSON reply\'s id and finish reasons without parsing i
 
   it('keeps the last of duplicate keys, as JSON.parse does', () => {
     const body = Buffer.from('{"id":"first","choices":[{"finish_reason":"a"}],"id":"last"}');
-    expect(scanJsonReply(body)).toEqual({ id: 'last', finishReasons: ['a'] });
-    expect(parsed(body)).toEqual({ id: 'last', finishReasons: ['a'] });
+    expect(scanJsonReply(body)).toEqual({ id: 'last', finishReasons: ['a'], text: '' });
+    expect(parsed(body)).toEqual({ id: 'last', finishReasons: ['a'], text: '' });
   });
 
   it('answers undefined for what is not a JSON object, and what it saw of a cut-off one', () => {
     expect(scanJsonReply(Buffer.from('data: {"id":"s"}\n\n'))).toBeUndefined();
     expect(scanJsonReply(Buffer.from('  [1]'))).toBeUndefined();
     expect(scanJsonReply(Buffer.from(''))).toBeUndefined();
-    expect(scanJsonReply(Buffer.from('{"id":"cut","choices":[{"finish_reason":"stop"},{"finish_reason":"le'))).toEqual({ id: 'cut', finishReasons: ['stop'] });
+    expect(scanJsonReply(Buffer.from('{"id":"cut","choices":[{"finish_reason":"stop"},{"finish_reason":"le'))).toEqual({ id: 'cut', finishReasons: ['stop'], text: '' });
     // A raw control character is not JSON: JSON.parse refuses that string, and so does the scan.
-    expect(scanJsonReply(Buffer.from('{"id":"a\tb","choices":[{"finish_reason":"stop"}]}'))).toEqual({ finishReasons: ['stop'] });
+    expect(scanJsonReply(Buffer.from('{"id":"a\tb","choices":[{"finish_reason":"stop"}]}'))).toEqual({ finishReasons: ['stop'], text: '' });
   });
 });
