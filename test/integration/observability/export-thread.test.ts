@@ -106,6 +106,32 @@ describe('the export thread', () => {
     expect(server).toMatchObject({ parentSpanId: '', traceState: '' });
   });
 
+  it('sends shipment after shipment intact: one at a time, six full ones back to back, and one of 300 KB', async () => {
+    thread = new ExportThread(settingsFor(2048), { spansDropped: (n) => (dropped += n) });
+    const sent: RequestRecord[] = [];
+    const send = (r: RequestRecord): void => {
+      sent.push(r);
+      thread.add(ended(r));
+    };
+    // One shipment at a time…
+    for (let shipment = 0; shipment < 5; shipment++) {
+      for (let i = 0; i < 3; i++) send(record(100 + shipment * 3 + i));
+      await thread.flush();
+    }
+    // …six full ones back to back (64 requests each, posted before the thread has taken the first)…
+    for (let i = 0; i < 6 * 64; i++) send(record(200 + i));
+    // …and one with a 300 KB attribute.
+    const large = record(900);
+    send({ ...large, server: { ...large.server, attributes: { ...large.server.attributes, 'gen_ai.output.messages': 'x'.repeat(300 * 1024) } } });
+    await thread.flush();
+    const servers = await receiver.spansWhere((s) => s.kind === SPAN_KIND.server, sent.length);
+    expect(servers.map((s) => s.spanId).sort()).toEqual(sent.map((r) => r.server.id).sort());
+    expect(servers.every((s) => s.name === 'POST /v1/chat/completions' && s.attributes['tollgate.team'] === 'team-a')).toBe(true);
+    expect(servers.find((s) => s.spanId === large.server.id)!.attributes['gen_ai.output.messages']).toBe('x'.repeat(300 * 1024));
+    expect(receiver.spans).toHaveLength(sent.length * 4);
+    expect(dropped).toBe(0);
+  });
+
   it('holds at most maxQueueSize spans on their way: a request that would pass it is dropped whole and counted', async () => {
     thread = new ExportThread(settingsFor(6), { spansDropped: (n) => (dropped += n) });
     // 4 spans each: the first fits, the second would make 8 of 6.
