@@ -35,6 +35,8 @@ const emptyTally = (): Tally => ({ requests: 0, failures: 0, seconds: 0, mainMic
 async function measureAtRate(target: Target, tally: Tally, rate: number, settings: Settings): Promise<void> {
   const pid = target.process?.child.pid;
   if (pid === undefined) throw new Error(`${target.name}: no process to read CPU from`);
+  // Settled first, as the saturation rounds are (measureRounds): a gateway that idled through the other's run is slow for its first seconds.
+  if (settings.settle > 0) await runLoad(target.url, { connections: settings.connections, durationSec: settings.settle, rate });
   const before: ThreadCpu = threadCpu(pid);
   const sample = await runLoad(target.url, { connections: settings.connections, durationSec: settings.duration, rate });
   const after: ThreadCpu = threadCpu(pid);

@@ -57,7 +57,6 @@ export interface EndedTrace {
 /** Whole µs from `start` to `at` (both ms on the performance clock). */
 export const microsSince = (start: number, at: number): number => Math.round((at - start) * 1000);
 
-
 /** The export thread's settings (workerData). */
 export interface ExportThreadSettings {
   readonly url: string;

@@ -39,7 +39,6 @@ const unsetTail = (flags: Buffer): Buffer => Buffer.concat([DROPPED_COUNTS, Buff
 const UNSET_TAIL = unsetTail(FLAGS);
 const UNSET_TAIL_REMOTE_PARENT = unsetTail(FLAGS_REMOTE_PARENT);
 
-
 /** A key's `KeyValue.key` field, encoded once: the gateway's attribute keys are a few dozen names in its code. */
 const MAX_CACHED_KEYS = 256;
 /** A whole attribute field is kept for reuse only when this small (a route, a model, a team; never a prompt). */
