@@ -1,10 +1,10 @@
 import type { Attributes } from '@opentelemetry/api';
 
 /**
- * What a traced request leaves behind: one record of plain facts (ids, times, attributes),
- * which the request thread writes as OTLP protobuf spans with the others of its batch
- * (otlp-spans.ts), and what crosses to the export thread: a batch of requests' spans as bytes,
- * with where each request's spans end (export-thread.ts, export-worker.ts).
+ * What a traced request leaves behind: one record of plain facts (ids, times, attributes), which
+ * the request thread writes to a tape with the others of its shipment (record-tape.ts), and what
+ * crosses to the export thread: that tape, with where each record ends (export-thread.ts,
+ * export-worker.ts). There each record is written as OTLP protobuf spans (otlp-spans.ts).
  */
 
 /**
@@ -80,9 +80,9 @@ export interface ExportThreadData extends ExportThreadSettings {
 }
 
 /**
- * Requests' spans, encoded (`ScopeSpans.spans` fields, one request after another), with where
- * each request's spans end in `bytes` and how many it has: the export queue keeps or drops whole
- * requests, and a batch holds whole requests.
+ * Requests, one after another in `bytes`, with where each ends and how many spans it has: a
+ * shipment's records on their tape (record-tape.ts), or their spans encoded (`ScopeSpans.spans`
+ * fields). The export queue keeps or drops whole requests, and a batch holds whole requests.
  */
 export interface EncodedRequests {
   readonly bytes: Uint8Array;
@@ -90,8 +90,8 @@ export interface EncodedRequests {
   readonly spans: readonly number[];
 }
 
-/** Request thread → export thread: a batch of requests' spans, or a flush or a shutdown to answer. */
-export type ToExportThread = ({ readonly kind: 'spans' } & EncodedRequests) | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
+/** Request thread → export thread: a shipment of records, or a flush or a shutdown to answer. */
+export type ToExportThread = ({ readonly kind: 'records' } & EncodedRequests) | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
 
 /** Export thread → request thread: set up and listening, spans it dropped or could not send, a flush or shutdown done. */
 export type FromExportThread =

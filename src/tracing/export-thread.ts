@@ -1,7 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { type EndedTrace, type ExportThreadData, type ExportThreadSettings, type FromExportThread, type RequestRecord, type ToExportThread } from './export-messages.js';
-import { OtlpSpanEncoder, type SpanIdSource } from './otlp-spans.js';
-import { ProtobufWriter } from './protobuf-writer.js';
+import { RecordTapeWriter } from './record-tape.js';
 
 /**
  * Traced requests leave the request thread in small batches, at most this often (ms) or this
@@ -43,9 +42,9 @@ function exportWorkerUrl(): URL {
 
 /**
  * The request thread's side of the export thread (export-worker.ts): ended traced requests wait
- * here (at most SHIP_BATCH, SHIP_DELAY_MS), then their records are built and written as OTLP
- * spans together (otlp-spans.ts: cheaper than writing them as JSON for the other thread to parse
- * and encode), and the bytes go there; it queues, batches and sends them.
+ * here (at most SHIP_BATCH, SHIP_DELAY_MS), then their records are built and written together to
+ * a tape (record-tape.ts), and the tape goes there; it writes them as OTLP spans, queues, batches
+ * and sends them.
  *
  * Bounded like the batch processor it feeds: past `maxQueueSize` spans on their way (waiting
  * here or not yet taken by the thread), a request's spans are dropped and counted, never held.
@@ -54,8 +53,7 @@ function exportWorkerUrl(): URL {
  */
 export class ExportThread {
   private worker: Worker;
-  private readonly writer = new ProtobufWriter(32 * 1024);
-  private readonly encoder: OtlpSpanEncoder;
+  private readonly tape = new RecordTapeWriter();
   /** Requests waiting to be written and sent, and their spans; spans posted to the thread that it has not taken off its port yet. */
   private pending: EndedTrace[] = [];
   private pendingSpans = 0;
@@ -75,10 +73,7 @@ export class ExportThread {
     private readonly events: ExportThreadEvents,
     /** The thread's entry file (a test's stand-in; the gateway's is beside this module). */
     private readonly workerUrl: URL = exportWorkerUrl(),
-    /** The steps' span ids (a test's, to know them; by default random). */
-    stepSpanId?: SpanIdSource,
   ) {
-    this.encoder = new OtlpSpanEncoder(this.writer, settings.timeOrigin, stepSpanId);
     this.worker = this.start();
   }
 
@@ -110,10 +105,11 @@ export class ExportThread {
   }
 
   /**
-   * Builds the waiting requests' records, writes their spans and posts them to the thread. They
-   * are built and written here, a batch at a time, not as each request ends: between two requests
-   * the rest of the gateway's work pushes this code and its data out of the CPU's caches, and done
-   * one request at a time it cost about three times what it costs in a run (docs/tracing.md, "Cost").
+   * Builds the waiting requests' records, writes them to the tape and posts it to the thread.
+   * They are built and written here, a batch at a time, not as each request ends: between two
+   * requests the rest of the gateway's work pushes this code and its data out of the CPU's
+   * caches (docs/tracing.md, "Cost"). The tape, not the OTLP spans: writing the spans is the
+   * larger part of that work, and the export thread does it (record-tape.ts).
    */
   private ship(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -124,27 +120,26 @@ export class ExportThread {
     let written = 0;
     for (const trace of this.pending) {
       const record = recordOf(trace);
-      if (record === undefined || !this.encoder.write(record)) continue;
+      if (record === undefined || !this.tape.write(record)) continue;
       const spans = trace.spanCount();
-      ends.push(this.writer.pos);
+      ends.push(this.tape.pos);
       counts.push(spans);
       written += spans;
     }
     const unwritten = this.pendingSpans - written;
     if (unwritten > 0) this.events.spansDropped(unwritten);
     if (ends.length > 0) {
-      // A copy in an ArrayBuffer of its own, handed over to the thread (a Buffer may share Node's pool).
-      const bytes = new Uint8Array(this.writer.pos);
-      bytes.set(this.writer.view(0, this.writer.pos));
+      // A copy in an ArrayBuffer of its own, handed over to the thread (the tape's buffer is reused).
+      const bytes = new Uint8Array(this.tape.bytes());
       Atomics.add(this.inFlight, 0, written);
-      this.worker.postMessage({ kind: 'spans', bytes, ends, spans: counts } satisfies ToExportThread, [bytes.buffer]);
+      this.worker.postMessage({ kind: 'records', bytes, ends, spans: counts } satisfies ToExportThread, [bytes.buffer]);
     }
     this.clearPending();
   }
 
   /** Forgets the requests waiting here (shipped, or never to be). */
   private clearPending(): void {
-    this.writer.reset();
+    this.tape.reset();
     this.pending = [];
     this.pendingSpans = 0;
   }

@@ -4,16 +4,20 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ExportResultCode } from '@opentelemetry/core';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { ExportThreadData, FromExportThread, ToExportThread } from './export-messages.js';
+import type { EncodedRequests, ExportThreadData, FromExportThread, ToExportThread } from './export-messages.js';
 import { exportEnvelope } from './otlp-export.js';
+import { OtlpSpanEncoder } from './otlp-spans.js';
+import { ProtobufWriter } from './protobuf-writer.js';
+import { RecordTapeReader } from './record-tape.js';
 import { SpanQueue, type EncodedExport, type SpanExportDelegate } from './span-queue.js';
 
 /**
- * The export thread: traced requests' spans arrive as OTLP protobuf the request thread wrote
- * (otlp-spans.ts: the bytes the SDK's serializer writes for them), wait in a bounded queue that
- * batches as the SDK's BatchSpanProcessor does (span-queue.ts), and leave through the SDK's
- * OTLP/HTTP export delegate (its transport, retries, timeout and response handling). The
- * sampling decision and the ids were the request thread's (its SDK sampler and id generator).
+ * The export thread: traced requests' records arrive on a tape the request thread wrote as they
+ * ended (record-tape.ts), are written here as OTLP protobuf spans (otlp-spans.ts: the bytes the
+ * SDK's serializer writes for them), wait in a bounded queue that batches as the SDK's
+ * BatchSpanProcessor does (span-queue.ts), and leave through the SDK's OTLP/HTTP export
+ * delegate (its transport, retries, timeout and response handling). The sampling decision and
+ * the ids were the request thread's (its SDK sampler and id generator).
  *
  * Why not the SDK's span objects, batch processor and serializer, as before: a ReadableSpan per
  * span, and every message sized before it is written, cost three times what writing the bytes
@@ -61,11 +65,43 @@ function otlpHttpDelegate(): SpanExportDelegate {
   };
 }
 
-const queue = new SpanQueue(settings, exportEnvelope(settings.serviceName, 'tollgate'), otlpHttpDelegate(), (count) => send({ kind: 'dropped', count }));
+const dropped = (count: number): void => send({ kind: 'dropped', count });
+const queue = new SpanQueue(settings, exportEnvelope(settings.serviceName, 'tollgate'), otlpHttpDelegate(), dropped);
+const writer = new ProtobufWriter(64 * 1024);
+const encoder = new OtlpSpanEncoder(writer, settings.timeOrigin);
+
+/**
+ * A shipment's records written as OTLP spans: a record that cannot be (ids that are not hex), and
+ * every record after one the tape cannot give, is dropped and counted.
+ */
+function encodeShipment(shipment: EncodedRequests): EncodedRequests {
+  const tape = new RecordTapeReader(shipment.bytes);
+  const ends: number[] = [];
+  const spans: number[] = [];
+  let lost = 0;
+  writer.reset();
+  for (let i = 0; i < shipment.ends.length; i++) {
+    const count = shipment.spans[i]!;
+    try {
+      if (encoder.write(tape.read())) {
+        ends.push(writer.pos);
+        spans.push(count);
+        continue;
+      }
+    } catch {
+      for (let rest = i; rest < shipment.ends.length; rest++) lost += shipment.spans[rest]!;
+      break;
+    }
+    lost += count;
+  }
+  if (lost > 0) dropped(lost);
+  // A copy of its own: the queue keeps it until its requests are exported, and the writer is reused.
+  return { bytes: new Uint8Array(writer.view(0, writer.pos)), ends, spans };
+}
 
 port.on('message', (message: ToExportThread) => {
-  if (message.kind === 'spans') {
-    queue.add(message);
+  if (message.kind === 'records') {
+    queue.add(encodeShipment(message));
     let count = 0;
     for (const spans of message.spans) count += spans;
     Atomics.sub(spansInFlight, 0, count);

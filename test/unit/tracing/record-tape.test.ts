@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestRecord } from '../../../src/tracing/export-messages.js';
+import { OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
+import { ProtobufWriter } from '../../../src/tracing/protobuf-writer.js';
+import { RecordTapeReader, RecordTapeWriter } from '../../../src/tracing/record-tape.js';
+
+/**
+ * The record tape (src/tracing/record-tape.ts): records written by the request thread as
+ * requests end, read back by the export thread. What is read back is the record that was
+ * written, and is written as the same OTLP bytes; strings and values met before in the same
+ * tape are named, not repeated; each tape stands alone.
+ */
+
+const LIMITS_CHECKS = Object.freeze(['key:rpm', 'team:tpm']) as string[];
+
+const record = (n: number, overrides: Partial<RequestRecord> = {}): RequestRecord => ({
+  traceId: `0af7651916cd43dd8448eb211c8031${n.toString(16).padStart(2, '0')}`,
+  start: 1234.25 + n,
+  server: {
+    id: `b7ad6b71692033${n.toString(16).padStart(2, '0')}`,
+    name: 'POST /v1/chat/completions',
+    start: 0,
+    end: 18_250 + n,
+    attributes: {
+      'http.request.method': 'POST',
+      'http.route': '/v1/chat/completions',
+      'http.response.status_code': 200,
+      'tollgate.team': 'research',
+      'tollgate.cost': 0.000123 * n,
+    },
+  },
+  steps: [
+    { name: 'auth', start: 12, end: 340, attributes: {} },
+    { name: 'limits', start: 403, end: 1_999, attributes: { 'tollgate.limits.decision': 'admitted', 'tollgate.limits.checks': LIMITS_CHECKS } },
+  ],
+  client: {
+    id: `00f067aa0ba902${n.toString(16).padStart(2, '0')}`,
+    name: 'chat OpenPipe/Qwen3-14B-Instruct',
+    start: 2_000,
+    end: 18_000,
+    attributes: {
+      'gen_ai.request.model': 'OpenPipe/Qwen3-14B-Instruct',
+      'gen_ai.request.temperature': 0.7,
+      'gen_ai.request.stream': false,
+      'gen_ai.usage.input_tokens': 12 + n,
+      'gen_ai.response.finish_reasons': ['stop'],
+      'gen_ai.output.messages': 'Grüße — 你好 👋',
+      'tollgate.aborted': true,
+    },
+  },
+  ...overrides,
+});
+
+/** A tape of these records, and each one's end. */
+function tapeOf(records: readonly RequestRecord[], writer = new RecordTapeWriter()): { bytes: Uint8Array; ends: number[] } {
+  const ends: number[] = [];
+  for (const r of records) {
+    expect(writer.write(r)).toBe(true);
+    ends.push(writer.pos);
+  }
+  return { bytes: new Uint8Array(writer.bytes()), ends };
+}
+
+function readAll(bytes: Uint8Array, count: number): RequestRecord[] {
+  const reader = new RecordTapeReader(bytes);
+  const records = Array.from({ length: count }, () => reader.read());
+  expect(reader.done).toBe(true);
+  return records;
+}
+
+/** The records written as OTLP spans, step ids from a counter. */
+function otlpBytes(records: readonly RequestRecord[]): Buffer {
+  const writer = new ProtobufWriter(64);
+  let next = 0;
+  const encoder = new OtlpSpanEncoder(writer, 1_764_000_000_123.5, () => (++next).toString(16).padStart(16, '0'));
+  for (const r of records) expect(encoder.write(r)).toBe(true);
+  return Buffer.from(writer.view(0, writer.pos));
+}
+
+describe('the record tape', () => {
+  const parented = record(3, { parent: { spanId: '00f067aa0ba902b7', traceFlags: 1, traceState: 'vendor=abc,other=x' } });
+  const refused = record(4, {
+    client: undefined,
+    steps: [{ name: 'limits', start: 5, end: 9, attributes: { 'error.type': 'rate_limited', 'tollgate.limits.decision': 'refused' }, error: 'too many requests' }],
+    server: { ...record(4).server, error: '' },
+  });
+  const records = [record(1), record(2), parented, refused, record(5, { parent: { spanId: '00f067aa0ba902b8', traceFlags: 0 } })];
+
+  it('gives back each record as it was written: ids, times, names, attributes of every type, errors, the caller span', () => {
+    const { bytes } = tapeOf(records);
+    expect(readAll(bytes, records.length)).toEqual(records);
+  });
+
+  it('gives back records that are written as the same OTLP bytes as the records themselves', () => {
+    const { bytes } = tapeOf(records);
+    expect(otlpBytes(readAll(bytes, records.length)).equals(otlpBytes(records))).toBe(true);
+  });
+
+  it('names a string or a value met before in the same tape instead of writing it again', () => {
+    const { ends } = tapeOf([record(1), record(2)]);
+    const first = ends[0]!;
+    const second = ends[1]! - ends[0]!;
+    // The second record repeats only its ids, times, and the values that changed (cost, tokens).
+    expect(second).toBeLessThan(first / 2);
+  });
+
+  it('gives a value that changed and changed back as it was each time', () => {
+    const teams = ['a', 'b', 'b', 'a'].map((team, i) => record(i, { server: { ...record(i).server, attributes: { 'tollgate.team': team } } }));
+    const read = readAll(tapeOf(teams).bytes, teams.length);
+    expect(read.map((r) => r.server.attributes['tollgate.team'])).toEqual(['a', 'b', 'b', 'a']);
+  });
+
+  it('starts each tape afresh after reset: the second reads alone', () => {
+    const writer = new RecordTapeWriter();
+    tapeOf([record(1)], writer);
+    writer.reset();
+    const { bytes } = tapeOf([record(2)], writer);
+    expect(readAll(bytes, 1)).toEqual([record(2)]);
+  });
+
+  it('leaves the tape as it was when a record cannot be written, and the records after it read back', () => {
+    const writer = new RecordTapeWriter();
+    const attributes = { 'tollgate.team': 'research', 'a.new.key': 'x' };
+    Object.defineProperty(attributes, 'unreadable', {
+      enumerable: true,
+      get: () => {
+        throw new Error('unreadable');
+      },
+    });
+    expect(writer.write(record(1))).toBe(true);
+    const before = writer.pos;
+    expect(writer.write(record(2, { server: { ...record(2).server, attributes } }))).toBe(false);
+    expect(writer.pos).toBe(before);
+    const after = record(3, { server: { ...record(3).server, attributes: { 'a.new.key': 'y', 'tollgate.team': 'research' } } });
+    expect(writer.write(after)).toBe(true);
+    expect(readAll(new Uint8Array(writer.bytes()), 2)).toEqual([record(1), after]);
+  });
+
+  it('refuses a tape it did not write: cut short, or naming a string it never gave', () => {
+    const { bytes } = tapeOf([record(1)]);
+    expect(() => new RecordTapeReader(bytes.subarray(0, bytes.length - 3)).read()).toThrow(/ended early|out of range/);
+    const { bytes: second } = tapeOf([record(1), record(2)]);
+    const { ends } = tapeOf([record(1), record(2)]);
+    expect(() => new RecordTapeReader(second.subarray(ends[0]!)).read()).toThrow(/unknown string reference/);
+  });
+});
