@@ -1,6 +1,6 @@
 import { SpanKind, TraceFlags, type AttributeValue, type HrTime } from '@opentelemetry/api';
 import { addHrTimes, millisToHrTime } from '@opentelemetry/core';
-import type { RequestRecord, StepFacts } from './export-messages.js';
+import { AttributeList, type RequestRecord, type StepFacts } from './export-messages.js';
 import { TAG, writeKey, writeValue } from './otlp-fields.js';
 import { hexInto, type ProtobufWriter } from './protobuf-writer.js';
 
@@ -99,7 +99,7 @@ export class OtlpSpanEncoder {
    * length writes nothing and returns false. The ids every span carries are read once, and each
    * span's times are the request's start plus its µs (what the SDK's hrtime arithmetic gives).
    */
-  write(record: RequestRecord): boolean {
+  write(record: RequestRecord | RequestRecord<AttributeList>): boolean {
     const mark = this.writer.pos;
     const serverId = record.server.id;
     let ok = hexInto(this.ids, TRACE_ID_AT, record.traceId, 16) && hexInto(this.ids, SERVER_ID_AT, serverId, 8);
@@ -117,7 +117,7 @@ export class OtlpSpanEncoder {
    * (`remoteParent`) or none; every other span's parent is the SERVER span, and its id is `spanId`
    * in hex, or random bytes when there is none (a step's).
    */
-  private span(facts: StepFacts, kind: SpanKind, spanId: string | undefined, traceState: string, remoteParent?: string): boolean {
+  private span(facts: StepFacts | StepFacts<AttributeList>, kind: SpanKind, spanId: string | undefined, traceState: string, remoteParent?: string): boolean {
     const isServer = kind === SpanKind.SERVER;
     const w = this.writer;
     const ids = this.ids;
@@ -149,7 +149,11 @@ export class OtlpSpanEncoder {
     this.time(facts.start);
     w.byte(TAG.spanEnd);
     this.time(facts.end);
-    for (const key in facts.attributes) this.attribute(key, facts.attributes[key]);
+    const { attributes } = facts;
+    if (attributes instanceof AttributeList) {
+      const { pairs } = attributes;
+      for (let i = 0; i < pairs.length; i += 2) this.attribute(pairs[i] as string, pairs[i + 1]);
+    } else for (const key in attributes) this.attribute(key, attributes[key]);
     const parentIsRemote = remoteParent !== undefined;
     if (facts.error === undefined) w.raw(parentIsRemote ? UNSET_TAIL_REMOTE_PARENT : UNSET_TAIL);
     else {

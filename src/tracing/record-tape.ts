@@ -1,5 +1,5 @@
-import type { AttributeValue, Attributes } from '@opentelemetry/api';
-import type { RemoteParent, RequestRecord, SpanFacts, StepFacts } from './export-messages.js';
+import type { AttributeValue } from '@opentelemetry/api';
+import { AttributeList, type RemoteParent, type RequestRecord, type SpanFacts, type StepFacts, type TapedRecord } from './export-messages.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 
 /**
@@ -166,15 +166,15 @@ export class RecordTapeReader {
   }
 
   /** The next record (throws on a tape that is not one this module wrote). */
-  read(): RequestRecord {
+  read(): TapedRecord {
     const traceId = this.string();
     const start = this.double();
     const parent = this.parent();
-    const server = this.span(true) as SpanFacts;
+    const server = this.span(true) as SpanFacts<AttributeList>;
     const stepCount = this.varint();
-    const steps: StepFacts[] = [];
+    const steps: StepFacts<AttributeList>[] = [];
     for (let i = 0; i < stepCount; i++) steps.push(this.span(false));
-    const client = this.byte() === 1 ? (this.span(true) as SpanFacts) : undefined;
+    const client = this.byte() === 1 ? (this.span(true) as SpanFacts<AttributeList>) : undefined;
     return { traceId, start, parent, server, steps, client };
   }
 
@@ -186,16 +186,17 @@ export class RecordTapeReader {
     return { spanId, traceFlags, traceState };
   }
 
-  private span(withId: boolean): StepFacts | SpanFacts {
+  private span(withId: boolean): StepFacts<AttributeList> | SpanFacts<AttributeList> {
     const id = withId ? this.string() : undefined;
     const name = this.strings[this.stringNumber(this.varint())]!;
     const start = this.double();
     const end = this.double();
-    const attributes: Attributes = {};
+    const pairs: (string | AttributeValue | undefined)[] = [];
     for (let reference = this.varint(); reference !== END_OF_ATTRIBUTES; reference = this.varint()) {
       const number = this.stringNumber(reference);
-      attributes[this.strings[number]!] = this.value(number);
+      pairs.push(this.strings[number]!, this.value(number));
     }
+    const attributes = new AttributeList(pairs);
     const error = this.byte() === 1 ? this.string() : undefined;
     return id === undefined ? { name, start, end, attributes, error } : { id, name, start, end, attributes, error };
   }
