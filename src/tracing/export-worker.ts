@@ -12,10 +12,10 @@ import { RecordTapeReader } from './record-tape.js';
 import { SpanQueue, type EncodedExport, type SpanExportDelegate } from './span-queue.js';
 
 /**
- * The export thread: traced requests' records arrive on a tape the request thread wrote as they
- * ended (record-tape.ts), are written here as OTLP protobuf spans (otlp-spans.ts: the bytes the
- * SDK's serializer writes for them), wait in a bounded queue that batches as the SDK's
- * BatchSpanProcessor does (span-queue.ts), and leave through the SDK's OTLP/HTTP export
+ * The export thread: traced requests' records arrive on a tape the request thread wrote, a
+ * shipment at a time (record-tape.ts), are written here as OTLP protobuf spans (otlp-spans.ts:
+ * the bytes the SDK's serializer writes for them), wait in a bounded queue that batches as the
+ * SDK's BatchSpanProcessor does (span-queue.ts), and leave through the SDK's OTLP/HTTP export
  * delegate (its transport, retries, timeout and response handling). The sampling decision and
  * the ids were the request thread's (its SDK sampler and id generator).
  *
