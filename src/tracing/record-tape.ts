@@ -128,7 +128,8 @@ export class RecordTapeWriter {
 
   private value(value: AttributeValue | undefined, key: number): void {
     const w = this.writer;
-    if (value !== undefined && this.lastValues[key] === value) return w.byte(VALUE.asBefore);
+    // A key met for the first time has undefined as its last value, as it has on the reader's side.
+    if (this.lastValues[key] === value) return w.byte(VALUE.asBefore);
     this.lastValues[key] = value;
     this.item(value);
   }
@@ -198,7 +199,8 @@ export class RecordTapeReader {
     }
     const attributes = new AttributeList(pairs);
     const error = this.byte() === 1 ? this.string() : undefined;
-    return id === undefined ? { name, start, end, attributes, error } : { id, name, start, end, attributes, error };
+    // One shape for every span (a step's id undefined): the encoder reads them all alike.
+    return { id, name, start, end, attributes, error };
   }
 
   /** The number of the string a reference names (reading it first when it is new). */

@@ -64,7 +64,10 @@ function tapeOf(records: readonly RequestRecord[], writer = new RecordTapeWriter
 
 function readAll(bytes: Uint8Array, count: number): TapedRecord[] {
   const reader = new RecordTapeReader(bytes);
-  const records = Array.from({ length: count }, () => reader.read());
+  const records = Array.from({ length: count }, () => {
+    expect(reader.done).toBe(false);
+    return reader.read();
+  });
   expect(reader.done).toBe(true);
   return records;
 }
@@ -98,7 +101,11 @@ describe('the record tape', () => {
     steps: [{ name: 'limits', start: 5, end: 9, attributes: { 'error.type': 'rate_limited', 'tollgate.limits.decision': 'refused' }, error: 'too many requests' }],
     server: { ...record(4).server, error: '' },
   });
-  const records = [record(1), record(2), parented, refused, record(5, { parent: { spanId: '00f067aa0ba902b8', traceFlags: 0 } })];
+  // Values of every length a varint holds in one, two and three bytes; a value that becomes undefined; a tape that ends in a string.
+  const long = record(6, { server: { ...record(6).server, attributes: { ...record(6).server.attributes, 'user_agent.original': 'u'.repeat(300), 'url.path': 'p'.repeat(256), 'gen_ai.input.messages': 'm'.repeat(20_000) } } });
+  const unset = record(7, { server: { ...record(7).server, attributes: { ...record(7).server.attributes, 'tollgate.team': undefined } } });
+  const failedUpstream = record(8, { client: { ...record(8).client!, error: 'upstream failed: connection reset' } });
+  const records = [record(1), record(2), parented, refused, record(5, { parent: { spanId: '00f067aa0ba902b8', traceFlags: 0 } }), long, unset, failedUpstream];
 
   it('gives back each record as it was written: ids, times, names, attributes of every type, errors, the caller span', () => {
     const { bytes } = tapeOf(records);
@@ -110,12 +117,19 @@ describe('the record tape', () => {
     expect(otlpBytes(readAll(bytes, records.length)).equals(otlpBytes(records))).toBe(true);
   });
 
-  it('names a string or a value met before in the same tape instead of writing it again', () => {
+  it('names a string met before in the same tape instead of writing it again', () => {
     const { ends } = tapeOf([record(1), record(2)]);
     const first = ends[0]!;
     const second = ends[1]! - ends[0]!;
     // The second record repeats only its ids, times, and the values that changed (cost, tokens).
     expect(second).toBeLessThan(first / 2);
+  });
+
+  it('marks a value equal to its key\'s last one instead of writing it again', () => {
+    const withAgent = (n: number): RequestRecord => record(n, { server: { ...record(n).server, attributes: { 'user_agent.original': 'agent/'.repeat(200) } } });
+    const { ends } = tapeOf([withAgent(1), withAgent(2)]);
+    expect(ends[0]).toBeGreaterThan(1200);
+    expect(ends[1]! - ends[0]!).toBeLessThan(400);
   });
 
   it('gives a value that changed and changed back as it was each time', () => {
@@ -145,16 +159,42 @@ describe('the record tape', () => {
     const before = writer.pos;
     expect(writer.write(record(2, { server: { ...record(2).server, attributes } }))).toBe(false);
     expect(writer.pos).toBe(before);
-    const after = record(3, { server: { ...record(3).server, attributes: { 'a.new.key': 'y', 'tollgate.team': 'research' } } });
+    // Strings first named after the failure, then named again by number; a value written before it, met again.
+    const after = record(3, { server: { ...record(3).server, name: 'GET /v1/models', attributes: { 'a.new.key': 'y', 'tollgate.team': 'research' } } });
+    const again = record(4, { server: { ...record(4).server, name: 'GET /v1/models', attributes: { 'a.new.key': 'y', 'tollgate.team': 'research' } } });
     expect(writer.write(after)).toBe(true);
-    expect(readBack(new Uint8Array(writer.bytes()), 2)).toEqual([record(1), after]);
+    expect(writer.write(again)).toBe(true);
+    expect(readBack(new Uint8Array(writer.bytes()), 3)).toEqual([record(1), after, again]);
   });
 
-  it('refuses a tape it did not write: cut short, or naming a string it never gave', () => {
-    const { bytes } = tapeOf([record(1)]);
-    expect(() => new RecordTapeReader(bytes.subarray(0, bytes.length - 3)).read()).toThrow(/ended early|out of range/);
-    const { bytes: second } = tapeOf([record(1), record(2)]);
-    const { ends } = tapeOf([record(1), record(2)]);
-    expect(() => new RecordTapeReader(second.subarray(ends[0]!)).read()).toThrow(/unknown string reference/);
+  it('refuses a tape it did not write: cut short, naming a string it never gave, or a value of no known kind', () => {
+    // Cut inside the string it ends with (the CLIENT span's error), or before its last byte (no CLIENT span).
+    const { bytes } = tapeOf([failedUpstream]);
+    expect(() => new RecordTapeReader(bytes.subarray(0, bytes.length - 3)).read()).toThrow('record tape: ended early');
+    const { bytes: noClient } = tapeOf([record(2, { client: undefined })]);
+    expect(() => new RecordTapeReader(noClient.subarray(0, noClient.length - 1)).read()).toThrow('record tape: ended early');
+    const { bytes: two, ends } = tapeOf([record(1), record(2)]);
+    expect(() => new RecordTapeReader(two.subarray(ends[0]!)).read()).toThrow('record tape: unknown string reference');
+    // By hand: a record up to its SERVER span's name, given as string number 0 of none.
+    const start = (w: ProtobufWriter): ProtobufWriter => {
+      w.string(record(1).traceId);
+      w.double(1);
+      w.byte(0);
+      w.string(record(1).server.id);
+      return w;
+    };
+    const unnamed = start(new ProtobufWriter(64));
+    unnamed.varint(2);
+    expect(() => new RecordTapeReader(unnamed.view(0, unnamed.pos)).read()).toThrow('record tape: unknown string reference');
+    // A name and a key given, then a value whose first byte is no kind of value.
+    const unknownValue = start(new ProtobufWriter(64));
+    unknownValue.byte(1);
+    unknownValue.string('POST /v1/chat/completions');
+    unknownValue.double(0);
+    unknownValue.double(1);
+    unknownValue.byte(1);
+    unknownValue.string('tollgate.team');
+    unknownValue.byte(0x7f);
+    expect(() => new RecordTapeReader(unknownValue.view(0, unknownValue.pos)).read()).toThrow('record tape: unknown value');
   });
 });
