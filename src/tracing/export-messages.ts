@@ -3,7 +3,7 @@ import type { AttributeValue, Attributes } from '@opentelemetry/api';
 /**
  * What a traced request leaves behind: one record of plain facts (ids, times, attributes), which
  * the request thread writes to a tape with the others of its shipment (record-tape.ts), and what
- * crosses to the export thread: that tape, with where each record ends (export-thread.ts,
+ * crosses to the export thread: that tape, with how many spans each record is (export-thread.ts,
  * export-worker.ts). There each record is written as OTLP protobuf spans (otlp-spans.ts).
  */
 
@@ -93,9 +93,9 @@ export interface ExportThreadData extends ExportThreadSettings {
 }
 
 /**
- * Requests, one after another in `bytes`, with where each ends and how many spans it has: a
- * shipment's records on their tape (record-tape.ts), or their spans encoded (`ScopeSpans.spans`
- * fields). The export queue keeps or drops whole requests, and a batch holds whole requests.
+ * Requests' spans, encoded (`ScopeSpans.spans` fields, one request after another), with where
+ * each request's spans end in `bytes` and how many it has: the export queue keeps or drops whole
+ * requests, and a batch holds whole requests.
  */
 export interface EncodedRequests {
   readonly bytes: Uint8Array;
@@ -103,8 +103,14 @@ export interface EncodedRequests {
   readonly spans: readonly number[];
 }
 
+/** A shipment: its records on a tape (record-tape.ts, read one after another), and how many spans each is. */
+export interface RecordShipment {
+  readonly tape: Uint8Array;
+  readonly spans: readonly number[];
+}
+
 /** Request thread → export thread: a shipment of records, or a flush or a shutdown to answer. */
-export type ToExportThread = ({ readonly kind: 'records' } & EncodedRequests) | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
+export type ToExportThread = ({ readonly kind: 'records' } & RecordShipment) | { readonly kind: 'flush' | 'shutdown'; readonly id: number };
 
 /** Export thread → request thread: set up and listening, spans it dropped or could not send, a flush or shutdown done. */
 export type FromExportThread =

@@ -115,24 +115,22 @@ export class ExportThread {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.pending.length === 0) return;
-    const ends: number[] = [];
     const counts: number[] = [];
     let written = 0;
     for (const trace of this.pending) {
       const record = recordOf(trace);
       if (record === undefined || !this.tape.write(record)) continue;
       const spans = trace.spanCount();
-      ends.push(this.tape.pos);
       counts.push(spans);
       written += spans;
     }
     const unwritten = this.pendingSpans - written;
     if (unwritten > 0) this.events.spansDropped(unwritten);
-    if (ends.length > 0) {
+    if (counts.length > 0) {
       // A copy in an ArrayBuffer of its own, handed over to the thread (the tape's buffer is reused).
-      const bytes = new Uint8Array(this.tape.bytes());
+      const tape = new Uint8Array(this.tape.bytes());
       Atomics.add(this.inFlight, 0, written);
-      this.worker.postMessage({ kind: 'records', bytes, ends, spans: counts } satisfies ToExportThread, [bytes.buffer]);
+      this.worker.postMessage({ kind: 'records', tape, spans: counts } satisfies ToExportThread, [tape.buffer]);
     }
     this.clearPending();
   }

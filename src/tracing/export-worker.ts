@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ExportResultCode } from '@opentelemetry/core';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { EncodedRequests, ExportThreadData, FromExportThread, ToExportThread } from './export-messages.js';
+import type { EncodedRequests, ExportThreadData, FromExportThread, RecordShipment, ToExportThread } from './export-messages.js';
 import { exportEnvelope } from './otlp-export.js';
 import { OtlpSpanEncoder } from './otlp-spans.js';
 import { ProtobufWriter } from './protobuf-writer.js';
@@ -74,13 +74,13 @@ const encoder = new OtlpSpanEncoder(writer, settings.timeOrigin);
  * A shipment's records written as OTLP spans: a record that cannot be (ids that are not hex), and
  * every record after one the tape cannot give, is dropped and counted.
  */
-function encodeShipment(shipment: EncodedRequests): EncodedRequests {
-  const tape = new RecordTapeReader(shipment.bytes);
+function encodeShipment(shipment: RecordShipment): EncodedRequests {
+  const tape = new RecordTapeReader(shipment.tape);
   const ends: number[] = [];
   const spans: number[] = [];
   let lost = 0;
   writer.reset();
-  for (let i = 0; i < shipment.ends.length; i++) {
+  for (let i = 0; i < shipment.spans.length; i++) {
     const count = shipment.spans[i]!;
     try {
       if (encoder.write(tape.read())) {
@@ -89,7 +89,7 @@ function encodeShipment(shipment: EncodedRequests): EncodedRequests {
         continue;
       }
     } catch {
-      for (let rest = i; rest < shipment.ends.length; rest++) lost += shipment.spans[rest]!;
+      for (let rest = i; rest < shipment.spans.length; rest++) lost += shipment.spans[rest]!;
       break;
     }
     lost += count;
