@@ -3,7 +3,7 @@
  * the upstream CLIENT span with the GenAI semantic conventions, W3C propagation both ways, and
  * optionally the GenAI metrics over OTLP. Off by default: then nothing here is built.
  */
-export { createTracing, samplerFor, type TracingEvents } from './provider.js';
+export { createTracing, exportSettings, samplerFor, type TracingEvents } from './provider.js';
 export { TRACE_CONTEXT_HEADERS, Tracing, type TracingSettings } from './tracing.js';
 export { RequestTrace, type RequestOutcome, type StepName, type UpstreamCall } from './request-trace.js';
 export { readReply, requestAttributes, type ReplyFacts } from './genai.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../../src/config/index.js';
 import { parseOtelHeaders } from '../../../src/config/tracing.js';
+import { exportSettings } from '../../../src/tracing/index.js';
 
 const minimal = 'upstreams: {service: {url: "http://svc:9000"}, inference: {url: "http://inf:9001"}}\n';
 
@@ -16,7 +17,7 @@ describe('tracing config (SPEC 18)', () => {
       captureContent: false,
       metrics: false,
       providerNames: { service: 'service', inference: 'inference' },
-      maxQueueSize: 2048,
+      maxQueueSize: 8192,
       scheduledDelayMs: 1000,
       exportTimeoutMs: 10_000,
       metricsIntervalMs: 15_000,
@@ -30,7 +31,7 @@ describe('tracing config (SPEC 18)', () => {
     ['tracing: {sampler: sometimes}', 'config: tracing.sampler: must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio'],
     ['tracing: {captureContnet: true}', 'config: tracing: unknown key(s) "captureContnet"'],
     ['tracing: {providerNames: {training: openai}}', 'config: tracing.providerNames: unknown key(s) "training"'],
-    ['tracing: {maxExportBatchSize: 4096}', 'config: tracing.maxExportBatchSize: must be at most maxQueueSize (2048)'],
+    ['tracing: {maxExportBatchSize: 16384}', 'config: tracing.maxExportBatchSize: must be at most maxQueueSize (8192)'],
     ['tracing: {maxQueueSize: 100, maxExportBatchSize: 101}', 'config: tracing.maxExportBatchSize: must be at most maxQueueSize (100)'],
     ['tracing: {maxExportBatchSize: 0}', 'config: tracing.maxExportBatchSize: Too small: expected number to be >0'],
   ])('refuses %s naming the key path', (yaml, message) => {
@@ -67,19 +68,26 @@ describe('tracing config (SPEC 18)', () => {
   });
 
   it('takes the batch span processor variables (OTEL_BSP_*) for what the file leaves unset', () => {
-    const env = { OTEL_BSP_SCHEDULE_DELAY: '250', OTEL_BSP_EXPORT_TIMEOUT: '3000', OTEL_BSP_MAX_QUEUE_SIZE: '8192', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048' };
-    expect(parseConfig(minimal, env).tracing).toMatchObject({ scheduledDelayMs: 250, exportTimeoutMs: 3000, maxQueueSize: 8192, maxExportBatchSize: 2048 });
+    const env = { OTEL_BSP_SCHEDULE_DELAY: '250', OTEL_BSP_EXPORT_TIMEOUT: '3000', OTEL_BSP_MAX_QUEUE_SIZE: '2048', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '512' };
+    expect(parseConfig(minimal, env).tracing).toMatchObject({ scheduledDelayMs: 250, exportTimeoutMs: 3000, maxQueueSize: 2048, maxExportBatchSize: 512 });
     const yaml = `${minimal}tracing: {scheduledDelayMs: 100, maxQueueSize: 4096}\n`;
-    expect(parseConfig(yaml, env).tracing).toMatchObject({ scheduledDelayMs: 100, exportTimeoutMs: 3000, maxQueueSize: 4096, maxExportBatchSize: 2048 });
+    expect(parseConfig(yaml, env).tracing).toMatchObject({ scheduledDelayMs: 100, exportTimeoutMs: 3000, maxQueueSize: 4096, maxExportBatchSize: 512 });
   });
 
   it.each([
     [{ OTEL_BSP_MAX_QUEUE_SIZE: 'lots' }, 'config: tracing.maxQueueSize: Invalid input: expected number, received string'],
     [{ OTEL_BSP_SCHEDULE_DELAY: ' ' }, 'config: tracing.scheduledDelayMs: Invalid input: expected number, received string'],
     [{ OTEL_BSP_EXPORT_TIMEOUT: '2.5' }, 'config: tracing.exportTimeoutMs: Invalid input: expected int, received number'],
-    [{ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4096' }, 'config: tracing.maxExportBatchSize: must be at most maxQueueSize (2048)'],
+    [{ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '16384' }, 'config: tracing.maxExportBatchSize: must be at most maxQueueSize (8192)'],
   ])('refuses a bad OTEL_BSP_* value at start-up under the key it fills: %j', (env, message) => {
     expect(() => parseConfig(minimal, env)).toThrow(new ConfigError(message));
+  });
+
+  it('exports 2048 spans at most when maxExportBatchSize is unset, or the whole queue when it is smaller', () => {
+    const settings = (yaml: string) => exportSettings(parseConfig(`${minimal}${yaml}\n`, {}).tracing);
+    expect(settings('tracing: {enabled: true}')).toMatchObject({ maxQueueSize: 8192, maxExportBatchSize: 2048 });
+    expect(settings('tracing: {maxQueueSize: 1000}')).toMatchObject({ maxQueueSize: 1000, maxExportBatchSize: 1000 });
+    expect(settings('tracing: {maxExportBatchSize: 100}')).toMatchObject({ maxQueueSize: 8192, maxExportBatchSize: 100 });
   });
 
   it('reads OTEL_EXPORTER_OTLP_HEADERS pairs, skipping malformed ones', () => {
