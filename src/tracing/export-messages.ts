@@ -1,4 +1,4 @@
-import type { AttributeValue, Attributes } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
 
 /**
  * What a traced request leaves behind: one record of plain facts (ids, times, attributes), which
@@ -8,31 +8,21 @@ import type { AttributeValue, Attributes } from '@opentelemetry/api';
  */
 
 /**
- * A span's attributes as the export thread reads them off the tape (record-tape.ts): key, value,
- * key, value, in the order they were written. Cheaper to make than an object built key by key,
- * and the encoder only walks them.
- */
-export class AttributeList {
-  constructor(readonly pairs: (string | AttributeValue | undefined)[]) {}
-}
-
-/**
  * One step of a request (an INTERNAL span): its name, when it started and ended (whole µs since
- * the request's start), its attributes (an object on the request thread, an AttributeList read
- * back on the export thread). Its span id is made when the record is written as OTLP
+ * the request's start), its attributes. Its span id is made when the record is written as OTLP
  * (otlp-spans.ts): nothing outside the trace ever names a step.
  */
-export interface StepFacts<A extends Attributes | AttributeList = Attributes> {
+export interface StepFacts {
   readonly name: string;
   readonly start: number;
   readonly end: number;
-  readonly attributes: A;
+  readonly attributes: Attributes;
   /** Set when the gateway failed the request (status ERROR), with this message. */
   readonly error?: string;
 }
 
 /** A span whose id the request thread made (the SERVER span, and the CLIENT span it sent upstream in `traceparent`). */
-export interface SpanFacts<A extends Attributes | AttributeList = Attributes> extends StepFacts<A> {
+export interface SpanFacts extends StepFacts {
   readonly id: string;
 }
 
@@ -45,18 +35,15 @@ export interface RemoteParent {
 }
 
 /** A sampled request: the SERVER span, its steps (INTERNAL) and the upstream hop (CLIENT), under one trace id. */
-export interface RequestRecord<A extends Attributes | AttributeList = Attributes> {
+export interface RequestRecord {
   readonly traceId: string;
   /** When the request started, ms on the request thread's performance clock: the spans' times count from it. */
   readonly start: number;
   readonly parent?: RemoteParent;
-  readonly server: SpanFacts<A>;
-  readonly steps: readonly StepFacts<A>[];
-  readonly client?: SpanFacts<A>;
+  readonly server: SpanFacts;
+  readonly steps: readonly StepFacts[];
+  readonly client?: SpanFacts;
 }
-
-/** A record read back off the tape. */
-export type TapedRecord = RequestRecord<AttributeList>;
 
 /**
  * A sampled request that has ended, waiting for the export thread's next shipment: how many spans

@@ -4,17 +4,16 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ExportResultCode } from '@opentelemetry/core';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { EncodedRequests, ExportThreadData, FromExportThread, RecordShipment, ToExportThread } from './export-messages.js';
+import type { ExportThreadData, FromExportThread, ToExportThread } from './export-messages.js';
 import { exportEnvelope } from './otlp-export.js';
 import { OtlpSpanEncoder } from './otlp-spans.js';
 import { ProtobufWriter } from './protobuf-writer.js';
-import { RecordTapeReader } from './record-tape.js';
 import { SpanQueue, type EncodedExport, type SpanExportDelegate } from './span-queue.js';
 
 /**
  * The export thread: traced requests' records arrive on a tape the request thread wrote, a
- * shipment at a time (record-tape.ts), are written here as OTLP protobuf spans (otlp-spans.ts:
- * the bytes the SDK's serializer writes for them), wait in a bounded queue that batches as the
+ * shipment at a time (record-tape.ts), are written here as OTLP protobuf spans straight from it
+ * (otlp-spans.ts: the bytes the SDK's serializer writes for them), wait in a bounded queue that batches as the
  * SDK's BatchSpanProcessor does (span-queue.ts), and leave through the SDK's OTLP/HTTP export
  * delegate (its transport, retries, timeout and response handling). The sampling decision and
  * the ids were the request thread's (its SDK sampler and id generator).
@@ -70,38 +69,11 @@ const queue = new SpanQueue(settings, exportEnvelope(settings.serviceName, 'toll
 const writer = new ProtobufWriter(64 * 1024);
 const encoder = new OtlpSpanEncoder(writer, settings.timeOrigin);
 
-/**
- * A shipment's records written as OTLP spans: a record that cannot be (ids that are not hex), and
- * every record after one the tape cannot give, is dropped and counted.
- */
-function encodeShipment(shipment: RecordShipment): EncodedRequests {
-  const tape = new RecordTapeReader(shipment.tape);
-  const ends: number[] = [];
-  const spans: number[] = [];
-  let lost = 0;
-  writer.reset();
-  for (let i = 0; i < shipment.spans.length; i++) {
-    const count = shipment.spans[i]!;
-    try {
-      if (encoder.write(tape.read())) {
-        ends.push(writer.pos);
-        spans.push(count);
-        continue;
-      }
-    } catch {
-      for (let rest = i; rest < shipment.spans.length; rest++) lost += shipment.spans[rest]!;
-      break;
-    }
-    lost += count;
-  }
-  if (lost > 0) dropped(lost);
-  // A copy of its own: the queue keeps it until its requests are exported, and the writer is reused.
-  return { bytes: new Uint8Array(writer.view(0, writer.pos)), ends, spans };
-}
-
 port.on('message', (message: ToExportThread) => {
   if (message.kind === 'records') {
-    queue.add(encodeShipment(message));
+    const { requests, lost } = encoder.writeShipment(message);
+    if (lost > 0) dropped(lost);
+    queue.add(requests);
     let count = 0;
     for (const spans of message.spans) count += spans;
     Atomics.sub(spansInFlight, 0, count);

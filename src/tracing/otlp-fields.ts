@@ -51,20 +51,24 @@ export function writeValue(w: ProtobufWriter, value: AttributeValue | undefined)
   w.end(at);
 }
 
+/** A number's `AnyValue` field, as the SDK writes it: an integer in int64's range as int_value, any other as double_value. */
+export function writeNumber(w: ProtobufWriter, value: number): void {
+  if (Number.isInteger(value) && value >= INT64_MIN && value < INT64_END) {
+    w.byte(TAG.intValue);
+    w.int64(value);
+  } else {
+    w.byte(TAG.doubleValue);
+    w.double(value);
+  }
+}
+
 /** An `AnyValue`'s fields, as the SDK writes an attribute value (anything else, e.g. null, is an empty AnyValue). */
 function writeAnyValue(w: ProtobufWriter, value: AttributeValue | null | undefined): void {
   if (typeof value === 'string') {
     w.byte(TAG.field1);
     w.string(value);
-  } else if (typeof value === 'number') {
-    if (Number.isInteger(value) && value >= INT64_MIN && value < INT64_END) {
-      w.byte(TAG.intValue);
-      w.int64(value);
-    } else {
-      w.byte(TAG.doubleValue);
-      w.double(value);
-    }
-  } else if (typeof value === 'boolean') {
+  } else if (typeof value === 'number') writeNumber(w, value);
+  else if (typeof value === 'boolean') {
     w.byte(TAG.boolValue);
     w.byte(value ? 1 : 0);
   } else if (Array.isArray(value)) {

@@ -1,16 +1,18 @@
-import { SpanKind, TraceFlags, type AttributeValue, type HrTime } from '@opentelemetry/api';
+import { SpanKind, TraceFlags, type HrTime } from '@opentelemetry/api';
 import { addHrTimes, millisToHrTime } from '@opentelemetry/core';
-import { AttributeList, type RequestRecord, type StepFacts } from './export-messages.js';
-import { TAG, writeKey, writeValue } from './otlp-fields.js';
-import { hexInto, type ProtobufWriter } from './protobuf-writer.js';
+import type { EncodedRequests, RecordShipment } from './export-messages.js';
+import { TAG, writeNumber } from './otlp-fields.js';
+import { hexBytesInto, type ProtobufWriter } from './protobuf-writer.js';
+import { END_OF_ATTRIBUTES, FIRST_STRING_REFERENCE, NEW_STRING, TapeCursor, VALUE } from './record-tape.js';
 
 /**
- * Traced requests as OTLP protobuf, written straight from their records: the bytes the SDK's
- * ProtobufTraceSerializer writes for the same spans handed to it as ReadableSpans (the SDK's
- * span order, fields and defaults; test/unit/tracing/otlp-spans.test.ts holds the two side by
- * side), without making the span objects, their time tuples and their binary ids first, and
- * without sizing every message before writing it. That work was most of the export thread's
- * CPU, and on a machine whose cores are busy its CPU is taken from requests (docs/tracing.md, "Cost").
+ * Traced requests as OTLP protobuf, written straight from the tape the request thread wrote
+ * (record-tape.ts): the bytes the SDK's ProtobufTraceSerializer writes for the same spans handed
+ * to it as ReadableSpans (the SDK's span order, fields and defaults; test/unit/tracing/otlp-spans.test.ts
+ * holds the two side by side), without making the span objects, their time tuples and their
+ * binary ids first, and without sizing every message before writing it. Nor is the tape read
+ * back into records: its strings are copied into the spans as the bytes they are, and a value
+ * the tape marks "as before" is its key's last field, copied (docs/tracing.md, "Cost").
  */
 
 /** Span.flags (field 16, fixed32): two bytes of tag. */
@@ -19,7 +21,9 @@ const SPAN_FLAGS_TAG = [0x85, 0x01] as const;
 const FLAG_HAS_IS_REMOTE = 0x100;
 const FLAG_IS_REMOTE = 0x200;
 /** OTLP's SpanKind counts from UNSPECIFIED (0): the API's kinds are one lower. */
-const otlpKind = (kind: SpanKind): number => kind + 1;
+const OTLP_KIND_INTERNAL = SpanKind.INTERNAL + 1;
+const OTLP_KIND_SERVER = SpanKind.SERVER + 1;
+const OTLP_KIND_CLIENT = SpanKind.CLIENT + 1;
 /** OTLP's status codes: UNSET 0, ERROR 2. */
 const STATUS_UNSET = 0;
 const STATUS_ERROR = 2;
@@ -39,49 +43,44 @@ const unsetTail = (flags: Buffer): Buffer => Buffer.concat([DROPPED_COUNTS, Buff
 const UNSET_TAIL = unsetTail(FLAGS);
 const UNSET_TAIL_REMOTE_PARENT = unsetTail(FLAGS_REMOTE_PARENT);
 
-/** A key's `KeyValue.key` field, encoded once: the gateway's attribute keys are a few dozen names in its code. */
-const MAX_CACHED_KEYS = 256;
-/** A whole attribute field is kept for reuse only when this small (a route, a model, a team; never a prompt). */
-const MAX_CACHED_FIELD_BYTES = 256;
-
-/**
- * What the encoder keeps for an attribute key: the key encoded, and the whole `KeyValue` field of
- * a value it met twice in a row (most of a request's values are the last request's: method,
- * route, scheme, model, provider, team, project, status, the limits span's frozen arrays), copied
- * from then on while it holds. A value that changes every request (tokens, cost) is never kept,
- * so it costs no copy.
- */
-interface KeyEntry {
-  readonly key: Buffer;
-  /** The value last written under this key. */
-  last: AttributeValue | undefined;
-  /** A value met twice in a row, and its whole field (tag, length, key, value). */
-  keptValue: AttributeValue | undefined;
-  keptField: Buffer | undefined;
-}
-
-/**
- * A value whose field may be kept: a scalar, or a frozen array met again as the same object (the
- * limits span's, given again while a key's limits stay the same): neither can have changed since.
- */
-const keepable = (value: AttributeValue | undefined): boolean =>
-  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || (Array.isArray(value) && Object.isFrozen(value));
+/** A whole attribute field met again "as before" is kept for copying only when this small (a route, a model, a team; never a prompt). */
+const MAX_KEPT_FIELD_BYTES = 256;
 
 /** Hex span ids for the steps (a test's, to compare with the SDK's output); by default they are random bytes written in place. */
 export type SpanIdSource = () => string;
 
-/** The ids a request's spans share, as bytes: the trace id (16), then the SERVER span's id (8), every other span's parent. */
+/** Where the ids a request's spans share lie in `ids`, as bytes: the trace id (16), the SERVER span's id (8, every other span's parent), the CLIENT span's and the caller's (8 each). */
 const TRACE_ID_AT = 0;
 const SERVER_ID_AT = 16;
+const CLIENT_ID_AT = 24;
+const PARENT_ID_AT = 32;
 const TWO_POW_32 = 0x1_0000_0000;
+
+/** A span's place in its request: which id it has and which parent. */
+const enum Role {
+  step,
+  client,
+  server,
+}
 
 export class OtlpSpanEncoder {
   private readonly origin: HrTime;
-  private readonly keys = new Map<string, KeyEntry>();
   /** The request being written: its shared ids, and its start as fixed64 nanoseconds in 32-bit halves. */
-  private readonly ids = new Uint8Array(24);
+  private readonly ids = new Uint8Array(40);
   private startLow = 0;
   private startHigh = 0;
+  /** Whether the request's caller span is known (its SERVER span's parent), and where its trace state lies on the tape (empty: none). */
+  private remoteParent = false;
+  private traceStateStart = 0;
+  private traceStateEnd = 0;
+
+  /** The tape being read, and what it has named so far: each string's bytes (from its length) by number. */
+  private tape = new TapeCursor(Buffer.alloc(0));
+  private stringStarts: number[] = [];
+  private stringEnds: number[] = [];
+  /** By key number: where its last value lies on the tape (none yet: undefined), and that field as written, once met "as before". */
+  private valueAt: number[] = [];
+  private keptField: (Buffer | undefined)[] = [];
 
   constructor(
     /** Where the spans are written. */
@@ -94,31 +93,96 @@ export class OtlpSpanEncoder {
   }
 
   /**
-   * Writes a request's spans (its steps, its CLIENT span, its SERVER span: the order they were
-   * handed to the SDK) as `ScopeSpans.spans` fields. A record whose ids are not hex of their
-   * length writes nothing and returns false. The ids every span carries are read once, and each
-   * span's times are the request's start plus its µs (what the SDK's hrtime arithmetic gives).
+   * A shipment's records written as OTLP spans, straight from its tape, and how many spans were
+   * lost: a record that cannot be written (ids that are not hex), and every record after a point
+   * where the tape cannot be read. The bytes are a copy of their own (the queue keeps them until
+   * their requests are exported, and the writer is reused).
    */
-  write(record: RequestRecord | RequestRecord<AttributeList>): boolean {
-    const mark = this.writer.pos;
-    const serverId = record.server.id;
-    let ok = hexInto(this.ids, TRACE_ID_AT, record.traceId, 16) && hexInto(this.ids, SERVER_ID_AT, serverId, 8);
-    this.setStart(addHrTimes(this.origin, millisToHrTime(record.start)));
-    const traceState = record.parent?.traceState ?? '';
-    for (const step of record.steps) ok &&= this.span(step, SpanKind.INTERNAL, this.stepSpanId?.(), traceState);
-    if (record.client) ok &&= this.span(record.client, SpanKind.CLIENT, record.client.id, traceState);
-    ok &&= this.span(record.server, SpanKind.SERVER, undefined, traceState, record.parent?.spanId);
-    if (!ok) this.writer.pos = mark;
+  writeShipment(shipment: RecordShipment): { requests: EncodedRequests; lost: number } {
+    const w = this.writer;
+    const ends: number[] = [];
+    const spans: number[] = [];
+    let lost = 0;
+    w.reset();
+    this.startTape(shipment.tape);
+    for (let i = 0; i < shipment.spans.length; i++) {
+      const count = shipment.spans[i]!;
+      try {
+        if (this.write()) {
+          ends.push(w.pos);
+          spans.push(count);
+          continue;
+        }
+      } catch {
+        // Where the tape stopped making sense, so does the rest of it: the spans written are kept.
+        w.pos = ends.length > 0 ? ends[ends.length - 1]! : 0;
+        for (let rest = i; rest < shipment.spans.length; rest++) lost += shipment.spans[rest]!;
+        break;
+      }
+      lost += count;
+    }
+    return { requests: { bytes: new Uint8Array(w.view(0, w.pos)), ends, spans }, lost };
+  }
+
+  /** Starts on a shipment's tape: its strings and values count from here. */
+  startTape(tape: Uint8Array): void {
+    this.tape = new TapeCursor(Buffer.from(tape.buffer, tape.byteOffset, tape.byteLength));
+    this.stringStarts = [];
+    this.stringEnds = [];
+    this.valueAt = [];
+    this.keptField = [];
+  }
+
+  /** Whether the tape has no more records. */
+  get done(): boolean {
+    return this.tape.done;
+  }
+
+  /**
+   * Writes the tape's next request as `ScopeSpans.spans` fields (its steps, its CLIENT span, its
+   * SERVER span: the order they were handed to the SDK). A request whose ids are not hex of their
+   * length writes nothing and returns false; a tape this module cannot read throws, and nothing
+   * after that point of it can be read. The ids every span carries are read once, and each span's
+   * times are the request's start plus its µs (what the SDK's hrtime arithmetic gives).
+   */
+  write(): boolean {
+    const w = this.writer;
+    const tape = this.tape;
+    const mark = w.pos;
+    let ok = this.hexId(TRACE_ID_AT, 16);
+    this.setStart(addHrTimes(this.origin, millisToHrTime(tape.double())));
+    this.remoteParent = tape.byte() === 1;
+    this.traceStateStart = this.traceStateEnd = 0;
+    if (this.remoteParent) {
+      ok = this.hexId(PARENT_ID_AT, 8) && ok;
+      tape.varint(); // The caller's trace flags: a sampled request's spans carry the gateway's own.
+      if (tape.byte() === 1) {
+        const start = tape.pos;
+        const end = tape.skipString();
+        // An empty trace state (its length byte alone) is written as none, as the SDK writes it.
+        if (end - start > 1) {
+          this.traceStateStart = start;
+          this.traceStateEnd = end;
+        }
+      }
+    }
+    ok = this.hexId(SERVER_ID_AT, 8) && ok;
+    const steps = tape.varint();
+    for (let i = 0; i < steps; i++) this.span(Role.step);
+    if (tape.byte() === 1) {
+      ok = this.hexId(CLIENT_ID_AT, 8) && ok;
+      this.span(Role.client);
+    }
+    this.span(Role.server);
+    if (!ok) w.pos = mark;
     return ok;
   }
 
   /**
-   * One span. The SERVER span's id is the request's (read once), its parent the caller's span
-   * (`remoteParent`) or none; every other span's parent is the SERVER span, and its id is `spanId`
-   * in hex, or random bytes when there is none (a step's).
+   * One span, from its name on the tape. The SERVER span's parent is the caller's span, or none;
+   * every other span's parent is the SERVER span. A step's id is random bytes (or the test's).
    */
-  private span(facts: StepFacts | StepFacts<AttributeList>, kind: SpanKind, spanId: string | undefined, traceState: string, remoteParent?: string): boolean {
-    const isServer = kind === SpanKind.SERVER;
+  private span(role: Role): void {
     const w = this.writer;
     const ids = this.ids;
     w.byte(TAG.field2);
@@ -126,43 +190,42 @@ export class OtlpSpanEncoder {
     w.byte(TAG.spanTraceId);
     w.lengthPrefixed(ids, TRACE_ID_AT, 16);
     w.byte(TAG.spanId);
-    let ok = true;
-    if (isServer) w.lengthPrefixed(ids, SERVER_ID_AT, 8);
-    else if (spanId === undefined) w.randomBytes(8);
-    else ok = w.hexBytes(spanId, 8);
-    if (traceState !== '') {
+    if (role === Role.server) w.lengthPrefixed(ids, SERVER_ID_AT, 8);
+    else if (role === Role.client) w.lengthPrefixed(ids, CLIENT_ID_AT, 8);
+    else if (this.stepSpanId === undefined) w.randomBytes(8);
+    else w.hexBytes(this.stepSpanId(), 8);
+    if (this.traceStateEnd > 0) {
       w.byte(TAG.spanTraceState);
-      w.string(traceState);
+      w.copy(this.tape.bytes, this.traceStateStart, this.traceStateEnd);
     }
-    if (!isServer) {
+    if (role !== Role.server) {
       w.byte(TAG.spanParentId);
       w.lengthPrefixed(ids, SERVER_ID_AT, 8);
-    } else if (remoteParent) {
+    } else if (this.remoteParent) {
       w.byte(TAG.spanParentId);
-      ok = w.hexBytes(remoteParent, 8) && ok;
+      w.lengthPrefixed(ids, PARENT_ID_AT, 8);
     }
     w.byte(TAG.spanName);
-    w.string(facts.name);
+    this.copyString(this.stringNumber(this.tape.varint()));
     w.byte(TAG.spanKind);
-    w.varint(otlpKind(kind));
+    w.byte(role === Role.server ? OTLP_KIND_SERVER : role === Role.client ? OTLP_KIND_CLIENT : OTLP_KIND_INTERNAL);
     w.byte(TAG.spanStart);
-    this.time(facts.start);
+    this.time(this.tape.double());
     w.byte(TAG.spanEnd);
-    this.time(facts.end);
-    const { attributes } = facts;
-    if (attributes instanceof AttributeList) {
-      const { pairs } = attributes;
-      for (let i = 0; i < pairs.length; i += 2) this.attribute(pairs[i] as string, pairs[i + 1]);
-    } else for (const key in attributes) this.attribute(key, attributes[key]);
-    const parentIsRemote = remoteParent !== undefined;
-    if (facts.error === undefined) w.raw(parentIsRemote ? UNSET_TAIL_REMOTE_PARENT : UNSET_TAIL);
+    this.time(this.tape.double());
+    for (let reference = this.tape.varint(); reference !== END_OF_ATTRIBUTES; reference = this.tape.varint()) this.attribute(this.stringNumber(reference));
+    const parentIsRemote = role === Role.server && this.remoteParent;
+    if (this.tape.byte() === 0) w.raw(parentIsRemote ? UNSET_TAIL_REMOTE_PARENT : UNSET_TAIL);
     else {
       w.raw(DROPPED_COUNTS);
       w.byte(TAG.spanStatus);
       const status = w.begin();
-      if (facts.error !== '') {
+      const start = this.tape.pos;
+      const end = this.tape.skipString();
+      // A failure with no message has none (its length byte alone).
+      if (end - start > 1) {
         w.byte(TAG.statusMessage);
-        w.string(facts.error);
+        w.copy(this.tape.bytes, start, end);
       }
       w.byte(TAG.statusCode);
       w.byte(STATUS_ERROR);
@@ -170,7 +233,111 @@ export class OtlpSpanEncoder {
       w.raw(parentIsRemote ? FLAGS_REMOTE_PARENT : FLAGS);
     }
     w.end(at);
-    return ok;
+  }
+
+  /**
+   * One span attribute, a `KeyValue` in `Span.attributes`, its key string number `key`: its value
+   * read off the tape, or, marked "as before", the key's last value again — copied as the field
+   * kept the second time it was met, while it is small enough to keep.
+   */
+  private attribute(key: number): void {
+    const w = this.writer;
+    const tape = this.tape;
+    const again = tape.bytes[tape.pos] === VALUE.asBefore;
+    if (again) {
+      tape.pos++;
+      const kept = this.keptField[key];
+      if (kept !== undefined) return w.raw(kept);
+    } else {
+      this.valueAt[key] = tape.pos;
+      this.keptField[key] = undefined;
+    }
+    const fieldStart = w.pos;
+    w.byte(TAG.spanAttribute);
+    const at = w.begin();
+    w.byte(TAG.field1);
+    this.copyString(key);
+    w.byte(TAG.field2);
+    const value = w.begin();
+    if (!again) this.anyValue();
+    else {
+      // Read again where it lies (a key first met "as before" had no value: an empty AnyValue); the tape goes on after the mark.
+      const valueAt = this.valueAt[key];
+      if (valueAt !== undefined) {
+        const resume = tape.pos;
+        tape.pos = valueAt;
+        this.anyValue();
+        tape.pos = resume;
+      }
+    }
+    w.end(value);
+    w.end(at);
+    if (again && w.pos - fieldStart <= MAX_KEPT_FIELD_BYTES) this.keptField[key] = w.copyFrom(fieldStart);
+  }
+
+  /** An `AnyValue`'s fields, from the value at the tape's position, as the SDK writes an attribute value (undefined or null: none). */
+  private anyValue(): void {
+    const w = this.writer;
+    const tape = this.tape;
+    switch (tape.byte()) {
+      case VALUE.string: {
+        const start = tape.pos;
+        const end = tape.skipString();
+        w.byte(TAG.field1);
+        w.copy(tape.bytes, start, end);
+        return;
+      }
+      case VALUE.number:
+        return writeNumber(w, tape.double());
+      case VALUE.true:
+      case VALUE.false:
+        w.byte(TAG.boolValue);
+        w.byte(tape.bytes[tape.pos - 1] === VALUE.true ? 1 : 0);
+        return;
+      case VALUE.array: {
+        w.byte(TAG.arrayValue);
+        const at = w.begin();
+        const count = tape.varint();
+        for (let i = 0; i < count; i++) {
+          w.byte(TAG.field1);
+          const item = w.begin();
+          this.anyValue();
+          w.end(item);
+        }
+        w.end(at);
+        return;
+      }
+      case VALUE.other:
+        return;
+      default:
+        throw new Error('record tape: unknown value');
+    }
+  }
+
+  /** The number of the string a reference names (noting where it lies first when it is new). */
+  private stringNumber(reference: number): number {
+    const tape = this.tape;
+    if (reference === NEW_STRING) {
+      this.stringStarts.push(tape.pos);
+      this.stringEnds.push(tape.skipString());
+      return this.stringStarts.length - 1;
+    }
+    const number = reference - FIRST_STRING_REFERENCE;
+    if (number >= this.stringStarts.length) throw new Error('record tape: unknown string reference');
+    return number;
+  }
+
+  /** A string the tape named, length first, copied as its bytes are. */
+  private copyString(number: number): void {
+    this.writer.copy(this.tape.bytes, this.stringStarts[number]!, this.stringEnds[number]!);
+  }
+
+  /** An id, hex on the tape, as bytes in `ids` at `at`; false when it is not `bytes` bytes of hex. */
+  private hexId(at: number, bytes: number): boolean {
+    const tape = this.tape;
+    const start = tape.pos;
+    const end = tape.skipString();
+    return hexBytesInto(this.ids, at, tape.bytes, start + 1, end, bytes);
   }
 
   /**
@@ -190,32 +357,5 @@ export class OtlpSpanEncoder {
     const low = this.startLow + micros * 1000;
     const carry = Math.floor(low / TWO_POW_32);
     this.writer.fixed64(low - carry * TWO_POW_32, (this.startHigh + carry) >>> 0);
-  }
-
-  /** One span attribute: a `KeyValue` in `Span.attributes`. */
-  private attribute(key: string, value: AttributeValue | undefined): void {
-    const w = this.writer;
-    const entry = this.keys.get(key);
-    if (entry !== undefined && entry.keptField !== undefined && entry.keptValue === value) {
-      w.raw(entry.keptField);
-      return;
-    }
-    const fieldStart = w.pos;
-    w.byte(TAG.spanAttribute);
-    const at = w.begin();
-    if (entry) w.raw(entry.key);
-    else {
-      const from = w.pos;
-      writeKey(w, key);
-      if (this.keys.size < MAX_CACHED_KEYS) this.keys.set(key, { key: w.copyFrom(from), last: undefined, keptValue: undefined, keptField: undefined });
-    }
-    writeValue(w, value);
-    w.end(at);
-    if (entry === undefined) return;
-    if (entry.last === value && keepable(value) && w.pos - fieldStart <= MAX_CACHED_FIELD_BYTES) {
-      entry.keptValue = value;
-      entry.keptField = w.copyFrom(fieldStart);
-    }
-    entry.last = value;
   }
 }

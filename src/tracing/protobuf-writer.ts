@@ -34,6 +34,18 @@ export function hexInto(target: Uint8Array, at: number, hex: string, bytes: numb
   return valid;
 }
 
+/** Like hexInto, from hex digits given as bytes (ASCII) in `source` [from, to). */
+export function hexBytesInto(target: Uint8Array, at: number, source: Uint8Array, from: number, to: number, bytes: number): boolean {
+  let valid = to - from === bytes * 2;
+  for (let i = 0; i < bytes; i++) {
+    const high = HEX_VALUE[source[from + 2 * i]!] ?? 0x10;
+    const low = HEX_VALUE[source[from + 2 * i + 1]!] ?? 0x10;
+    if ((high | low) > 0xf) valid = false;
+    target[at + i] = (high << 4) | low;
+  }
+  return valid;
+}
+
 export class ProtobufWriter {
   private buffer: Buffer;
   /** Where the next byte goes. */
@@ -64,6 +76,16 @@ export class ProtobufWriter {
     const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.pos + bytes));
     this.buffer.copy(grown, 0, 0, this.pos);
     this.buffer = grown;
+  }
+
+  /** Bytes [from, to) of `source` (a string already encoded): short runs a byte at a time, cheaper than a view and a native copy. */
+  copy(source: Uint8Array, from: number, to: number): void {
+    const count = to - from;
+    this.ensure(count);
+    const buffer = this.buffer;
+    if (count > 64) buffer.set(source.subarray(from, to), this.pos);
+    else for (let i = 0; i < count; i++) buffer[this.pos + i] = source[from + i]!;
+    this.pos += count;
   }
 
   /** A single byte: a tag whose field number and wire type fit in one (fields 1–15). */

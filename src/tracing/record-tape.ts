@@ -1,32 +1,42 @@
 import type { AttributeValue } from '@opentelemetry/api';
-import { AttributeList, type RemoteParent, type RequestRecord, type SpanFacts, type StepFacts, type TapedRecord } from './export-messages.js';
+import type { RemoteParent, RequestRecord, StepFacts } from './export-messages.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 
 /**
  * Ended requests' records as a compact tape: written by the request thread, a shipment at a time
- * (export-thread.ts), and read back by the export thread, which writes them as OTLP spans
+ * (export-thread.ts), and read by the export thread, which writes OTLP spans straight from it
  * (otlp-spans.ts). The tape is cheaper to write than the spans: no protobuf framing, no ids
  * turned into bytes, no times into nanoseconds, and most of a request's strings are the last
  * request's (attribute keys, span names, and values such as the route, the model, the team),
- * which the tape names by a number or marks as "as before" (docs/tracing.md, "Cost").
+ * which the tape names by a number or marks as "as before" (docs/tracing.md, "Cost"). Its strings
+ * are written as protobuf writes a string (a varint length, then UTF-8), so the export thread
+ * copies their bytes into the spans as they are.
  *
  * A shipment's tape stands alone: its strings and each key's last value count from its start
  * (reset()), so a shipment lost with a thread that died takes nothing the next one needs.
  *
- * Layout, in order: a record is its trace id, start (ms), parent (0, or 1 and its span id, trace
- * flags and trace state), the SERVER span (with id), the steps (a count, then each step), the
- * CLIENT span (0, or 1 and the span with id). A span is [id], its name (a string reference), its
- * start and end (µs), its attributes, its error (0, or 1 and the message). Attributes are pairs
- * of a key (a string reference) and a value, ended by a 0. A string reference is 1 and the string
- * (the tape's next string number), or its number + 2.
+ * Layout, in the order the spans are written (the SDK's: steps, CLIENT, SERVER): a record is its
+ * trace id, start (ms), parent (0, or 1 and its span id, trace flags and trace state), the SERVER
+ * span's id, the steps (a count, then each step), the CLIENT span (0, or 1, its id and the span),
+ * the SERVER span. A span is its name (a string reference), its start and end (µs), its
+ * attributes, its error (0, or 1 and the message). Attributes are pairs of a key (a string
+ * reference) and a value, ended by a 0. A string reference is 1 and the string (the tape's next
+ * string number), or its number + 2.
  */
 
-const END_OF_ATTRIBUTES = 0;
-const NEW_STRING = 1;
-const FIRST_STRING_REFERENCE = 2;
+export const END_OF_ATTRIBUTES = 0;
+export const NEW_STRING = 1;
+export const FIRST_STRING_REFERENCE = 2;
 
 /** What a value's first byte says it is. */
-const VALUE = { other: 0, string: 1, number: 2, true: 3, false: 4, array: 5, asBefore: 6 } as const;
+export const VALUE = { other: 0, string: 1, number: 2, true: 3, false: 4, array: 5, asBefore: 6 } as const;
+
+/**
+ * A value the tape may mark "as before" when it is met again as the same value: a scalar, or a
+ * frozen array (the limits span's, given again while a request passes the same limits). An
+ * array that is not frozen may have changed in place since, and is written again.
+ */
+const unchanging = (value: AttributeValue | undefined): boolean => typeof value !== 'object' || Object.isFrozen(value);
 
 /** The request thread's half: records written to a tape it ships, as bytes, with each request's end. */
 export class RecordTapeWriter {
@@ -61,14 +71,16 @@ export class RecordTapeWriter {
       w.string(record.traceId);
       w.double(record.start);
       this.parent(record.parent);
-      this.span(record.server, record.server.id);
+      w.string(record.server.id);
       w.varint(record.steps.length);
-      for (const step of record.steps) this.span(step, undefined);
+      for (const step of record.steps) this.span(step);
       if (record.client === undefined) w.byte(0);
       else {
         w.byte(1);
-        this.span(record.client, record.client.id);
+        w.string(record.client.id);
+        this.span(record.client);
       }
+      this.span(record.server);
       return true;
     } catch {
       w.pos = mark;
@@ -92,9 +104,8 @@ export class RecordTapeWriter {
     }
   }
 
-  private span(facts: StepFacts, id: string | undefined): void {
+  private span(facts: StepFacts): void {
     const w = this.writer;
-    if (id !== undefined) w.string(id);
     this.reference(facts.name);
     w.double(facts.start);
     w.double(facts.end);
@@ -129,7 +140,7 @@ export class RecordTapeWriter {
   private value(value: AttributeValue | undefined, key: number): void {
     const w = this.writer;
     // A key met for the first time has undefined as its last value, as it has on the reader's side.
-    if (this.lastValues[key] === value) return w.byte(VALUE.asBefore);
+    if (this.lastValues[key] === value && unchanging(value)) return w.byte(VALUE.asBefore);
     this.lastValues[key] = value;
     this.item(value);
   }
@@ -151,106 +162,26 @@ export class RecordTapeWriter {
   }
 }
 
-/** The export thread's half: a shipment's tape read back, record by record. */
-export class RecordTapeReader {
-  private pos = 0;
-  private readonly strings: string[] = [];
-  private readonly lastValues: (AttributeValue | undefined)[] = [];
-  private readonly bytes: Buffer;
+/**
+ * The export thread's way along a tape: its primitives, read where they lie. A string is given
+ * as where its bytes start (its length first) and end, to be copied as they are. Reading past
+ * the end throws: a tape is only ever read as this module wrote it.
+ */
+export class TapeCursor {
+  pos = 0;
 
-  constructor(tape: Uint8Array) {
-    this.bytes = Buffer.from(tape.buffer, tape.byteOffset, tape.byteLength);
-  }
+  constructor(readonly bytes: Buffer) {}
 
   get done(): boolean {
     return this.pos >= this.bytes.length;
   }
 
-  /** The next record (throws on a tape that is not one this module wrote). */
-  read(): TapedRecord {
-    const traceId = this.string();
-    const start = this.double();
-    const parent = this.parent();
-    const server = this.span(true) as SpanFacts<AttributeList>;
-    const stepCount = this.varint();
-    const steps: StepFacts<AttributeList>[] = [];
-    for (let i = 0; i < stepCount; i++) steps.push(this.span(false));
-    const client = this.byte() === 1 ? (this.span(true) as SpanFacts<AttributeList>) : undefined;
-    return { traceId, start, parent, server, steps, client };
-  }
-
-  private parent(): RemoteParent | undefined {
-    if (this.byte() === 0) return undefined;
-    const spanId = this.string();
-    const traceFlags = this.varint();
-    const traceState = this.byte() === 1 ? this.string() : undefined;
-    return { spanId, traceFlags, traceState };
-  }
-
-  private span(withId: boolean): StepFacts<AttributeList> | SpanFacts<AttributeList> {
-    const id = withId ? this.string() : undefined;
-    const name = this.strings[this.stringNumber(this.varint())]!;
-    const start = this.double();
-    const end = this.double();
-    const pairs: (string | AttributeValue | undefined)[] = [];
-    for (let reference = this.varint(); reference !== END_OF_ATTRIBUTES; reference = this.varint()) {
-      const number = this.stringNumber(reference);
-      pairs.push(this.strings[number]!, this.value(number));
-    }
-    const attributes = new AttributeList(pairs);
-    const error = this.byte() === 1 ? this.string() : undefined;
-    // One shape for every span (a step's id undefined): the encoder reads them all alike.
-    return { id, name, start, end, attributes, error };
-  }
-
-  /** The number of the string a reference names (reading it first when it is new). */
-  private stringNumber(reference: number): number {
-    if (reference === NEW_STRING) return this.strings.push(this.string()) - 1;
-    const number = reference - FIRST_STRING_REFERENCE;
-    if (number >= this.strings.length) throw new Error('record tape: unknown string reference');
-    return number;
-  }
-
-  private value(key: number): AttributeValue | undefined {
-    if (this.bytes[this.pos] === VALUE.asBefore) {
-      this.pos++;
-      return this.lastValues[key];
-    }
-    const value = this.item() as AttributeValue | undefined;
-    this.lastValues[key] = value;
-    return value;
-  }
-
-  private item(): unknown {
-    switch (this.byte()) {
-      case VALUE.string:
-        return this.string();
-      case VALUE.number:
-        return this.double();
-      case VALUE.true:
-        return true;
-      case VALUE.false:
-        return false;
-      case VALUE.array: {
-        const count = this.varint();
-        const items: unknown[] = [];
-        for (let i = 0; i < count; i++) items.push(this.item());
-        // Frozen, as the gateway's repeated arrays are: met again "as before", the encoder may keep its field.
-        return Object.freeze(items);
-      }
-      case VALUE.other:
-        return undefined;
-      default:
-        throw new Error('record tape: unknown value');
-    }
-  }
-
-  private byte(): number {
+  byte(): number {
     if (this.pos >= this.bytes.length) throw new Error('record tape: ended early');
     return this.bytes[this.pos++]!;
   }
 
-  private varint(): number {
+  varint(): number {
     let value = 0;
     let scale = 1;
     for (;;) {
@@ -261,18 +192,19 @@ export class RecordTapeReader {
     }
   }
 
-  private double(): number {
+  double(): number {
+    if (this.pos + 8 > this.bytes.length) throw new Error('record tape: ended early');
     const value = this.bytes.readDoubleLE(this.pos);
     this.pos += 8;
     return value;
   }
 
-  private string(): string {
+  /** Passes over a string; where its bytes end (they start after its length, at `end - length`). */
+  skipString(): number {
     const length = this.varint();
     const end = this.pos + length;
     if (end > this.bytes.length) throw new Error('record tape: ended early');
-    const value = this.bytes.toString('utf8', this.pos, end);
     this.pos = end;
-    return value;
+    return end;
   }
 }

@@ -1,48 +1,20 @@
 import type { Attributes } from '@opentelemetry/api';
-import { millisToHrTime } from '@opentelemetry/core';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { readableSpansOf } from '../../../bench/comparisons/sdk-spans.js';
 import type { RequestRecord } from '../../../src/tracing/export-messages.js';
 import { exportEnvelope, exportRequest } from '../../../src/tracing/otlp-export.js';
 import { OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
 import { ProtobufWriter } from '../../../src/tracing/protobuf-writer.js';
+import { RecordTapeWriter } from '../../../src/tracing/record-tape.js';
 import { decodeTraceRequest, SPAN_KIND } from '../../fixtures/otlp-receiver.js';
+import { counterIds, encodedBytes, SERVICE, sdkBytes, TIME_ORIGIN } from '../../fixtures/tape-spans.js';
 
 /**
- * The export's bytes, written straight from request records (src/tracing/otlp-spans.ts), held
- * against what the SDK's own ProtobufTraceSerializer writes for the same spans handed to it as
- * ReadableSpans, the way the gateway handed them to the SDK before: byte for byte, so a collector
- * sees exactly what the SDK would have sent. The steps' span ids come from a counter on both sides.
+ * The export's bytes, written by the export thread straight from the tape of records the request
+ * thread wrote (src/tracing/record-tape.ts, src/tracing/otlp-spans.ts), held against what the
+ * SDK's own ProtobufTraceSerializer writes for the same spans handed to it as ReadableSpans, the
+ * way the gateway handed them to the SDK before: byte for byte, so a collector sees exactly what
+ * the SDK would have sent. The steps' span ids come from a counter on both sides.
  */
-
-/** Exact in binary, as is each record's start: the times below are exact. */
-const TIME_ORIGIN = 1_764_000_000_123.5;
-const SERVICE = 'tollgate-test';
-
-/** Step span ids the same on both sides: 0000000000000001, 0000000000000002, … */
-const counterIds = (): (() => string) => {
-  let next = 0;
-  return () => (++next).toString(16).padStart(16, '0');
-};
-
-/** What the SDK's serializer writes for the records' spans, made into ReadableSpans as the export thread used to. */
-function sdkBytes(records: readonly RequestRecord[]): Uint8Array {
-  const settings = { origin: millisToHrTime(TIME_ORIGIN), resource: resourceFromAttributes({ 'service.name': SERVICE }), instrumentationScope: { name: 'tollgate' }, stepSpanId: counterIds() };
-  const spans: ReadableSpan[] = [];
-  for (const record of records) readableSpansOf(record, settings, spans);
-  return ProtobufTraceSerializer.serializeRequest(spans)!;
-}
-
-/** The same records through the encoder, as one export. */
-function encodedBytes(records: readonly RequestRecord[]): Uint8Array {
-  const writer = new ProtobufWriter(64);
-  const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
-  for (const record of records) expect(encoder.write(record)).toBe(true);
-  return exportRequest(exportEnvelope(SERVICE, 'tollgate'), writer.view(0, writer.pos));
-}
 
 const chatRecord = (overrides: Partial<RequestRecord> = {}): RequestRecord => ({
   traceId: '0af7651916cd43dd8448eb211c80319c',
@@ -84,7 +56,7 @@ const chatRecord = (overrides: Partial<RequestRecord> = {}): RequestRecord => ({
   ...overrides,
 });
 
-describe('OTLP spans written from request records', () => {
+describe('OTLP spans written from the records on a tape', () => {
   it('writes a chat request (steps, CLIENT, SERVER) as the SDK serializer does, byte for byte', () => {
     const records = [chatRecord()];
     expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
@@ -117,6 +89,8 @@ describe('OTLP spans written from request records', () => {
         client: { ...chatRecord().client!, error: 'upstream timed out after 30000 ms' },
       }),
       chatRecord({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', client: undefined, steps: [] }),
+      // A caller with an empty trace state: the SDK writes none.
+      chatRecord({ parent: { spanId: 'a3ce929d0e0e4737', traceFlags: 1, traceState: '' } }),
     ];
     expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
   });
@@ -187,13 +161,13 @@ describe('OTLP spans written from request records', () => {
     expect(teams).toEqual(['research', 'research', 'research', 'platform', 'platform', ['research'], [], 'r'.repeat(300), 'r'.repeat(300), 'r'.repeat(300), 'research', 'research']);
   });
 
-  it('keeps the field of a frozen array met again, but never of an array that can change in place', () => {
-    const writer = new ProtobufWriter(64);
-    const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
+  it('writes a frozen array met again as it was, and an array that changed in place as it is now', () => {
+    // The tape marks a value met again "as before" only when it cannot have changed since: a scalar, or a frozen array.
+    const tape = new RecordTapeWriter();
     const limits = (checks: readonly string[]): RequestRecord => chatRecord({ steps: [{ name: 'limits', start: 1, end: 2, attributes: { 'tollgate.limits.checks': checks as string[] } }] });
     const frozen = Object.freeze(['key:rpm', 'team:tpm']);
     const changing = ['key:rpm'];
-    const write = (record: RequestRecord): void => expect(encoder.write(record)).toBe(true);
+    const write = (record: RequestRecord): void => expect(tape.write(record)).toBe(true);
     write(limits(frozen));
     write(limits(frozen));
     write(limits(frozen));
@@ -202,6 +176,10 @@ describe('OTLP spans written from request records', () => {
     write(limits(changing));
     changing[0] = 'project:cost';
     write(limits(changing));
+    const writer = new ProtobufWriter(64);
+    const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
+    encoder.startTape(new Uint8Array(tape.bytes()));
+    for (let i = 0; i < 6; i++) expect(encoder.write()).toBe(true);
     const bytes = exportRequest(exportEnvelope(SERVICE, 'tollgate'), writer.view(0, writer.pos));
     expect(decodeTraceRequest(bytes).filter((span) => span.name === 'limits').map((span) => span.attributes['tollgate.limits.checks'])).toEqual([
       ['key:rpm', 'team:tpm'],
@@ -213,19 +191,67 @@ describe('OTLP spans written from request records', () => {
     ]);
   });
 
-  it('writes nothing for a record whose ids are not hex of their length, and says so', () => {
+  it('writes nothing for a record whose ids are not hex of their length, says so, and writes the records after it', () => {
+    const tape = new RecordTapeWriter();
+    for (const record of [
+      chatRecord(),
+      chatRecord({ traceId: 'not-a-trace-id-not-a-trace-id-00' }),
+      chatRecord({ client: { ...chatRecord().client!, id: '00f067aa0ba902' } }),
+      chatRecord({ parent: { spanId: 'zz f067aa0ba902b', traceFlags: 1 } }),
+      chatRecord({ server: { ...chatRecord().server, id: 'b7ad6b716920333' } }),
+      chatRecord(),
+    ]) {
+      expect(tape.write(record)).toBe(true);
+    }
     const writer = new ProtobufWriter(64);
     const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN, counterIds());
-    expect(encoder.write(chatRecord())).toBe(true);
+    encoder.startTape(new Uint8Array(tape.bytes()));
+    expect(encoder.write()).toBe(true);
     const written = writer.pos;
-    expect(encoder.write(chatRecord({ traceId: 'not-a-trace-id-not-a-trace-id-00' }))).toBe(false);
-    expect(encoder.write(chatRecord({ client: { ...chatRecord().client!, id: '00f067aa0ba902' } }))).toBe(false);
-    expect(writer.pos).toBe(written);
+    for (let i = 0; i < 4; i++) {
+      expect(encoder.write()).toBe(false);
+      expect(writer.pos).toBe(written);
+    }
+    expect(encoder.done).toBe(false);
+    expect(encoder.write()).toBe(true);
+    expect(encoder.done).toBe(true);
+    const spans = decodeTraceRequest(exportRequest(exportEnvelope(SERVICE, 'tollgate'), writer.view(0, writer.pos)));
+    expect(spans.filter((span) => span.kind === SPAN_KIND.server).map((span) => span.traceId)).toEqual(['0af7651916cd43dd8448eb211c80319c', '0af7651916cd43dd8448eb211c80319c']);
+  });
+
+  it('writes a shipment: a record it cannot write is lost and counted, the tape after a point it cannot read is lost whole', () => {
+    const records = [chatRecord(), chatRecord({ traceId: 'not-a-trace-id-not-a-trace-id-00' }), chatRecord({ client: undefined, steps: [] }), chatRecord(), chatRecord()];
+    const tape = new RecordTapeWriter();
+    const ends: number[] = [];
+    for (const record of records) {
+      expect(tape.write(record)).toBe(true);
+      ends.push(tape.pos);
+    }
+    const spans = [5, 5, 1, 5, 5];
+    const encoder = new OtlpSpanEncoder(new ProtobufWriter(64), TIME_ORIGIN, counterIds());
+    // Cut inside the fourth record: the first and third are written, the second is refused, the fourth and fifth cannot be read.
+    const cut = new Uint8Array(tape.bytes()).slice(0, ends[3]! - 5);
+    const { requests, lost } = encoder.writeShipment({ tape: cut, spans });
+    expect(lost).toBe(5 + 5 + 5);
+    expect(requests.spans).toEqual([5, 1]);
+    expect(requests.ends).toEqual([requests.ends[0], requests.bytes.length]);
+    const written = decodeTraceRequest(exportRequest(exportEnvelope(SERVICE, 'tollgate'), requests.bytes));
+    expect(written.map((span) => span.name)).toEqual(['auth', 'validate', 'limits', 'chat OpenPipe/Qwen3-14B-Instruct', 'POST /v1/chat/completions', 'POST /v1/chat/completions']);
+    // The whole tape: all but the refused record, each one's spans between its end and the one before.
+    const whole = encoder.writeShipment({ tape: new Uint8Array(tape.bytes()), spans });
+    expect(whole.lost).toBe(5);
+    expect(whole.requests.spans).toEqual([5, 1, 5, 5]);
+    expect(whole.requests.ends.at(-1)).toBe(whole.requests.bytes.length);
+    expect(decodeTraceRequest(exportRequest(exportEnvelope(SERVICE, 'tollgate'), whole.requests.bytes.subarray(whole.requests.ends[1]!, whole.requests.ends[2]!))).map((span) => span.traceId)).toEqual(Array(5).fill('0af7651916cd43dd8448eb211c80319c'));
   });
 
   it('makes random step ids, never all zero, when no id source is given', () => {
     const writer = new ProtobufWriter(64);
-    new OtlpSpanEncoder(writer, TIME_ORIGIN).write(chatRecord());
+    const encoder = new OtlpSpanEncoder(writer, TIME_ORIGIN);
+    const tape = new RecordTapeWriter();
+    tape.write(chatRecord());
+    encoder.startTape(new Uint8Array(tape.bytes()));
+    expect(encoder.write()).toBe(true);
     const ids = decodeTraceRequest(exportRequest(exportEnvelope(SERVICE, 'tollgate'), writer.view(0, writer.pos))).map((span) => span.spanId);
     expect(ids.slice(0, 3).every((id) => /^[0-9a-f]{16}$/.test(id) && id !== '0000000000000000')).toBe(true);
     expect(new Set(ids).size).toBe(5);

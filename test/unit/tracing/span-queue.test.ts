@@ -6,6 +6,7 @@ import { OtlpSpanEncoder } from '../../../src/tracing/otlp-spans.js';
 import { ProtobufWriter } from '../../../src/tracing/protobuf-writer.js';
 import { SpanQueue, type EncodedExport, type SpanExportDelegate, type SpanQueueSettings } from '../../../src/tracing/span-queue.js';
 import { decodeTraceRequest } from '../../fixtures/otlp-receiver.js';
+import { tapeOf } from '../../fixtures/tape-spans.js';
 
 /**
  * The export thread's queue (src/tracing/span-queue.ts) between encoded requests and the SDK's
@@ -27,9 +28,10 @@ const request = (name: string, steps: number): RequestRecord => ({
 function encoded(...records: RequestRecord[]): EncodedRequests {
   const writer = new ProtobufWriter(64);
   const encoder = new OtlpSpanEncoder(writer, 1_764_000_000_000);
+  encoder.startTape(tapeOf(records));
   const ends: number[] = [];
-  for (const record of records) {
-    encoder.write(record);
+  for (const _ of records) {
+    expect(encoder.write()).toBe(true);
     ends.push(writer.pos);
   }
   return { bytes: Uint8Array.from(writer.view(0, writer.pos)), ends, spans: records.map((record) => record.steps.length + 1) };
