@@ -242,6 +242,9 @@ describe('OTLP spans written from the records on a tape', () => {
     expect(whole.lost).toBe(5);
     expect(whole.requests.spans).toEqual([5, 1, 5, 5]);
     expect(whole.requests.ends.at(-1)).toBe(whole.requests.bytes.length);
+    // A tape that cannot be read from its first record: nothing written, every span lost.
+    const unreadable = encoder.writeShipment({ tape: cut.slice(0, 40), spans });
+    expect(unreadable).toEqual({ requests: { bytes: new Uint8Array(0), ends: [], spans: [] }, lost: 21 });
     expect(decodeTraceRequest(exportRequest(exportEnvelope(SERVICE, 'tollgate'), whole.requests.bytes.subarray(whole.requests.ends[1]!, whole.requests.ends[2]!))).map((span) => span.traceId)).toEqual(Array(5).fill('0af7651916cd43dd8448eb211c80319c'));
   });
 

@@ -165,6 +165,8 @@ describe('the record tape', () => {
     expect(() => writeFirst(bytes.subarray(0, bytes.length - 3))).toThrow('record tape: ended early');
     const { bytes: noClient } = tapeOf([record(2, { client: undefined })]);
     expect(() => writeFirst(noClient.subarray(0, noClient.length - 1))).toThrow('record tape: ended early');
+    // Cut inside the first record's start time (a double, after its 32-digit trace id and its length).
+    expect(() => writeFirst(noClient.subarray(0, 33 + 5))).toThrow('record tape: ended early');
     const { bytes: two, ends } = tapeOf([record(1), record(2)]);
     expect(() => writeFirst(two.subarray(ends[0]!))).toThrow('record tape: unknown string reference');
     // By hand: a record up to its SERVER span's name (no steps, no CLIENT span), given as string number 0 of none.
