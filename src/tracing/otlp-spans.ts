@@ -2,7 +2,7 @@ import { SpanKind, TraceFlags, type HrTime } from '@opentelemetry/api';
 import { addHrTimes, millisToHrTime } from '@opentelemetry/core';
 import type { EncodedRequests, RecordShipment } from './export-messages.js';
 import { TAG, writeNumber } from './otlp-fields.js';
-import { hexBytesInto, type ProtobufWriter } from './protobuf-writer.js';
+import { hexInto, type ProtobufWriter } from './protobuf-writer.js';
 import { END_OF_ATTRIBUTES, FIRST_STRING_REFERENCE, NEW_STRING, TapeCursor, VALUE } from './record-tape.js';
 
 /**
@@ -49,11 +49,16 @@ const MAX_KEPT_FIELD_BYTES = 256;
 /** Hex span ids for the steps (a test's, to compare with the SDK's output); by default they are random bytes written in place. */
 export type SpanIdSource = () => string;
 
-/** Where the ids a request's spans share lie in `ids`, as bytes: the trace id (16), the SERVER span's id (8, every other span's parent), the CLIENT span's and the caller's (8 each). */
+/**
+ * Where the ids a request's spans share lie in `ids`, as bytes: the trace id (16), the SERVER
+ * span's id (8, every other span's parent), the CLIENT span's and the caller's (8 each); then a
+ * step's id from a test's source.
+ */
 const TRACE_ID_AT = 0;
 const SERVER_ID_AT = 16;
 const CLIENT_ID_AT = 24;
 const PARENT_ID_AT = 32;
+const STEP_ID_AT = 40;
 const TWO_POW_32 = 0x1_0000_0000;
 
 /** A span's place in its request: which id it has and which parent. */
@@ -66,7 +71,7 @@ const enum Role {
 export class OtlpSpanEncoder {
   private readonly origin: HrTime;
   /** The request being written: its shared ids, and its start as fixed64 nanoseconds in 32-bit halves. */
-  private readonly ids = new Uint8Array(40);
+  private readonly ids = new Uint8Array(48);
   private startLow = 0;
   private startHigh = 0;
   /** Whether the request's caller span is known (its SERVER span's parent), and where its trace state lies on the tape (empty: none). */
@@ -193,7 +198,11 @@ export class OtlpSpanEncoder {
     if (role === Role.server) w.lengthPrefixed(ids, SERVER_ID_AT, 8);
     else if (role === Role.client) w.lengthPrefixed(ids, CLIENT_ID_AT, 8);
     else if (this.stepSpanId === undefined) w.randomBytes(8);
-    else w.hexBytes(this.stepSpanId(), 8);
+    else {
+      const hex = Buffer.from(this.stepSpanId(), 'latin1');
+      hexInto(ids, STEP_ID_AT, hex, 0, hex.length, 8);
+      w.lengthPrefixed(ids, STEP_ID_AT, 8);
+    }
     if (this.traceStateEnd > 0) {
       w.byte(TAG.spanTraceState);
       w.copy(this.tape.bytes, this.traceStateStart, this.traceStateEnd);
@@ -337,7 +346,8 @@ export class OtlpSpanEncoder {
     const tape = this.tape;
     const start = tape.pos;
     const end = tape.skipString();
-    return hexBytesInto(this.ids, at, tape.bytes, start + 1, end, bytes);
+    // Its digits follow a one-byte length: a string with a longer length is no id, and fails the check of its length.
+    return hexInto(this.ids, at, tape.bytes, start + 1, end, bytes);
   }
 
   /**

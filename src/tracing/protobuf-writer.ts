@@ -22,20 +22,11 @@ export function varintSize(value: number): number {
   return size;
 }
 
-/** Writes `bytes` bytes read from the hex string `hex` into `target` at `at`; false when `hex` is not that much hex. */
-export function hexInto(target: Uint8Array, at: number, hex: string, bytes: number): boolean {
-  let valid = hex.length === bytes * 2;
-  for (let i = 0; i < bytes; i++) {
-    const high = HEX_VALUE[hex.charCodeAt(2 * i)] ?? 0x10;
-    const low = HEX_VALUE[hex.charCodeAt(2 * i + 1)] ?? 0x10;
-    if ((high | low) > 0xf) valid = false;
-    target[at + i] = (high << 4) | low;
-  }
-  return valid;
-}
-
-/** Like hexInto, from hex digits given as bytes (ASCII) in `source` [from, to). */
-export function hexBytesInto(target: Uint8Array, at: number, source: Uint8Array, from: number, to: number, bytes: number): boolean {
+/**
+ * Writes `bytes` bytes read from the hex digits (ASCII bytes) in `source` [from, to) into `target`
+ * at `at`; false when they are not that much hex.
+ */
+export function hexInto(target: Uint8Array, at: number, source: Uint8Array, from: number, to: number, bytes: number): boolean {
   let valid = to - from === bytes * 2;
   for (let i = 0; i < bytes; i++) {
     const high = HEX_VALUE[source[from + 2 * i]!] ?? 0x10;
@@ -170,15 +161,6 @@ export class ProtobufWriter {
     this.varint(bytes);
     this.ensure(bytes);
     this.pos += this.buffer.write(value, this.pos, bytes, 'utf8');
-  }
-
-  /** `bytes` bytes from a hex string (an id), length-prefixed; false when it is not that much hex. */
-  hexBytes(hex: string, bytes: number): boolean {
-    this.ensure(1 + bytes);
-    this.buffer[this.pos++] = bytes;
-    const valid = hexInto(this.buffer, this.pos, hex, bytes);
-    this.pos += bytes;
-    return valid;
   }
 
   /** `count` bytes of `source` from `from`, length-prefixed (an id already turned into bytes): copied a byte at a time, cheaper than a native call for so few. */
