@@ -1,4 +1,4 @@
-import { TAG, writeKey, writeValue } from './otlp-fields.js';
+import { TAG, writeKey, writeStringValue } from './otlp-fields.js';
 import { ProtobufWriter, varintSize } from './protobuf-writer.js';
 
 /**
@@ -19,7 +19,7 @@ export function exportEnvelope(serviceName: string, scopeName: string): ExportEn
   w.byte(TAG.field1);
   const kv = w.begin();
   writeKey(w, 'service.name');
-  writeValue(w, serviceName);
+  writeStringValue(w, serviceName);
   w.end(kv);
   w.byte(TAG.resourceDroppedAttributes);
   w.byte(0);

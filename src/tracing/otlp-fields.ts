@@ -1,9 +1,8 @@
-import type { AttributeValue } from '@opentelemetry/api';
 import type { ProtobufWriter } from './protobuf-writer.js';
 
 /**
  * The OTLP protobuf pieces the spans (otlp-spans.ts) and the export around them (otlp-export.ts)
- * share: the field tags, and an attribute (`KeyValue`) as the SDK's serializer writes it.
+ * share: the field tags, and the parts of an attribute (`KeyValue`) as the SDK's serializer writes them.
  */
 
 /** Tags (field number << 3 | wire type) of the OTLP messages the gateway writes. */
@@ -43,11 +42,12 @@ export function writeKey(w: ProtobufWriter, key: string): void {
   w.string(key);
 }
 
-/** `KeyValue.value`: the AnyValue message. */
-export function writeValue(w: ProtobufWriter, value: AttributeValue | undefined): void {
+/** `KeyValue.value`: an AnyValue of a string (the resource's `service.name`; span attributes are written from the tape, otlp-spans.ts). */
+export function writeStringValue(w: ProtobufWriter, value: string): void {
   w.byte(TAG.field2);
   const at = w.begin();
-  writeAnyValue(w, value);
+  w.byte(TAG.field1);
+  w.string(value);
   w.end(at);
 }
 
@@ -59,27 +59,5 @@ export function writeNumber(w: ProtobufWriter, value: number): void {
   } else {
     w.byte(TAG.doubleValue);
     w.double(value);
-  }
-}
-
-/** An `AnyValue`'s fields, as the SDK writes an attribute value (anything else, e.g. null, is an empty AnyValue). */
-function writeAnyValue(w: ProtobufWriter, value: AttributeValue | null | undefined): void {
-  if (typeof value === 'string') {
-    w.byte(TAG.field1);
-    w.string(value);
-  } else if (typeof value === 'number') writeNumber(w, value);
-  else if (typeof value === 'boolean') {
-    w.byte(TAG.boolValue);
-    w.byte(value ? 1 : 0);
-  } else if (Array.isArray(value)) {
-    w.byte(TAG.arrayValue);
-    const at = w.begin();
-    for (const item of value as readonly (string | number | boolean | null | undefined)[]) {
-      w.byte(TAG.field1);
-      const itemAt = w.begin();
-      writeAnyValue(w, item);
-      w.end(itemAt);
-    }
-    w.end(at);
   }
 }
