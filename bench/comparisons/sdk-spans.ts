@@ -24,7 +24,8 @@ export function readableSpansOf(record: RequestRecord, settings: SdkSpanSettings
   const traceState = record.parent?.traceState === undefined ? undefined : new TraceState(record.parent.traceState);
   const contextOf = (spanId: string): SpanContext => ({ traceId: record.traceId, spanId, traceFlags: TraceFlags.SAMPLED, traceState });
   const server = contextOf(record.server.id);
-  const remote = record.parent && { traceId: record.traceId, spanId: record.parent.spanId, traceFlags: record.parent.traceFlags, traceState, isRemote: true };
+  // The caller's flags are not in the record: the SDK writes a span's own flags, never its parent's.
+  const remote = record.parent && { traceId: record.traceId, spanId: record.parent.spanId, traceFlags: TraceFlags.SAMPLED, traceState, isRemote: true };
   const start = addHrTimes(settings.origin, millisToHrTime(record.start));
   const timeOf = (micros: number): HrTime => addHrTimes(start, millisToHrTime(micros / 1000));
   const span = (facts: StepFacts, kind: SpanKind, context: SpanContext, parentSpanContext: SpanContext | undefined): ReadableSpan => {

@@ -26,10 +26,13 @@ export interface SpanFacts extends StepFacts {
   readonly id: string;
 }
 
-/** The caller's span the request continues (from its `traceparent`/`tracestate`). */
+/**
+ * The caller's span the request continues (from its `traceparent`/`tracestate`). Its trace flags
+ * are not kept: a span's OTLP flags are its own, and whether the request is sampled was decided
+ * when it started.
+ */
 export interface RemoteParent {
   readonly spanId: string;
-  readonly traceFlags: number;
   /** As the SDK's TraceState serializes it (the propagator parsed the client's header): written to the spans as it is. */
   readonly traceState?: string;
 }

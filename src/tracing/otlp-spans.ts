@@ -160,7 +160,6 @@ export class OtlpSpanEncoder {
     this.traceStateStart = this.traceStateEnd = 0;
     if (this.remoteParent) {
       ok = this.hexId(PARENT_ID_AT, 8) && ok;
-      tape.varint(); // The caller's trace flags: a sampled request's spans carry the gateway's own.
       if (tape.byte() === 1) {
         const start = tape.pos;
         const end = tape.skipString();

@@ -16,7 +16,7 @@ import { ProtobufWriter } from './protobuf-writer.js';
  * (reset()), so a shipment lost with a thread that died takes nothing the next one needs.
  *
  * Layout, in the order the spans are written (the SDK's: steps, CLIENT, SERVER): a record is its
- * trace id, start (ms), parent (0, or 1 and its span id, trace flags and trace state), the SERVER
+ * trace id, start (ms), parent (0, or 1, its span id and its trace state: 0, or 1 and the string), the SERVER
  * span's id, the steps (a count, then each step), the CLIENT span (0, or 1, its id and the span),
  * the SERVER span. A span is its name (a string reference), its start and end (µs), its
  * attributes, its error (0, or 1 and the message). Attributes are pairs of a key (a string
@@ -96,7 +96,6 @@ export class RecordTapeWriter {
     if (parent === undefined) return w.byte(0);
     w.byte(1);
     w.string(parent.spanId);
-    w.varint(parent.traceFlags & 0xff);
     if (parent.traceState === undefined) w.byte(0);
     else {
       w.byte(1);

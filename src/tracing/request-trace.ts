@@ -226,7 +226,7 @@ export class RequestTrace implements EndedTrace {
   private remoteParent(): RemoteParent | undefined {
     const { parent } = this;
     if (!parent) return undefined;
-    return { spanId: parent.spanId, traceFlags: parent.traceFlags, traceState: parent.traceState?.serialize() };
+    return { spanId: parent.spanId, traceState: parent.traceState?.serialize() };
   }
 
   private clientFacts(outcome: RequestOutcome, end: number): SpanFacts {

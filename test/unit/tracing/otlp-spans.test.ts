@@ -84,13 +84,13 @@ describe('OTLP spans written from the records on a tape', () => {
   it('continues a remote parent with its tracestate, and marks failures with their message (or none)', () => {
     const records = [
       chatRecord({
-        parent: { spanId: 'a3ce929d0e0e4736', traceFlags: 1, traceState: 'vendor=one,other=two' },
+        parent: { spanId: 'a3ce929d0e0e4736', traceState: 'vendor=one,other=two' },
         server: { ...chatRecord().server, error: '' },
         client: { ...chatRecord().client!, error: 'upstream timed out after 30000 ms' },
       }),
       chatRecord({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', client: undefined, steps: [] }),
       // A caller with an empty trace state: the SDK writes none.
-      chatRecord({ parent: { spanId: 'a3ce929d0e0e4737', traceFlags: 1, traceState: '' } }),
+      chatRecord({ parent: { spanId: 'a3ce929d0e0e4737', traceState: '' } }),
     ];
     expect(Buffer.from(encodedBytes(records)).equals(Buffer.from(sdkBytes(records)))).toBe(true);
   });
@@ -197,7 +197,7 @@ describe('OTLP spans written from the records on a tape', () => {
       chatRecord(),
       chatRecord({ traceId: 'not-a-trace-id-not-a-trace-id-00' }),
       chatRecord({ client: { ...chatRecord().client!, id: '00f067aa0ba902' } }),
-      chatRecord({ parent: { spanId: 'zz f067aa0ba902b', traceFlags: 1 } }),
+      chatRecord({ parent: { spanId: 'zz f067aa0ba902b' } }),
       chatRecord({ server: { ...chatRecord().server, id: 'b7ad6b716920333' } }),
       chatRecord(),
     ]) {

@@ -75,7 +75,7 @@ function writeFirst(tape: Uint8Array): boolean {
 }
 
 describe('the record tape', () => {
-  const parented = record(3, { parent: { spanId: '00f067aa0ba902b7', traceFlags: 1, traceState: 'vendor=abc,other=x' } });
+  const parented = record(3, { parent: { spanId: '00f067aa0ba902b7', traceState: 'vendor=abc,other=x' } });
   const refused = record(4, {
     client: undefined,
     steps: [{ name: 'limits', start: 5, end: 9, attributes: { 'error.type': 'rate_limited', 'tollgate.limits.decision': 'refused' }, error: 'too many requests' }],
@@ -87,7 +87,7 @@ describe('the record tape', () => {
   const unset = record(7, { server: { ...record(7).server, attributes: { ...record(7).server.attributes, 'tollgate.team': undefined, 'tollgate.first.unset': undefined } } });
   // A tape that ends in a string (the SERVER span, written last, failed with a message).
   const failedUpstream = record(8, { client: { ...record(8).client!, error: 'upstream failed: connection reset' }, server: { ...record(8).server, error: 'bad gateway' } });
-  const records = [record(1), record(2), parented, refused, record(5, { parent: { spanId: '00f067aa0ba902b8', traceFlags: 0 } }), long, unset, failedUpstream];
+  const records = [record(1), record(2), parented, refused, record(5, { parent: { spanId: '00f067aa0ba902b8' } }), long, unset, failedUpstream];
 
   it('is written as the SDK writes its records: ids, times, names, attributes of every type, errors, the caller span', () => {
     const { bytes } = tapeOf(records);
