@@ -1,12 +1,13 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, TraceFlags, trace, type Attributes, type SpanContext, type TextMapGetter, type TextMapPropagator } from '@opentelemetry/api';
-import { RandomIdGenerator, type Sampler } from '@opentelemetry/sdk-trace-base';
+import type { Sampler } from '@opentelemetry/sdk-trace-base';
 import type { UpstreamName } from '../config/index.js';
 import type { GatewayError } from '../errors.js';
 import type { EndedTrace } from './export-messages.js';
 import type { ExportThread } from './export-thread.js';
 import type { GenAiMetrics } from './genai-metrics.js';
 import { RequestTrace } from './request-trace.js';
+import { PooledIdGenerator } from './span-ids.js';
 
 /** What a request span reads from the request: its headers (one value each, as the propagator wants). */
 const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
@@ -42,7 +43,7 @@ export interface TracingSettings {
  * thread (export-thread.ts).
  */
 export class Tracing {
-  private readonly ids = new RandomIdGenerator();
+  private readonly ids = new PooledIdGenerator();
 
   constructor(
     private readonly exportThread: ExportThread,
