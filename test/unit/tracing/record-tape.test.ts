@@ -151,9 +151,9 @@ describe('the record tape', () => {
     const before = writer.pos;
     expect(writer.write(record(2, { server: { ...record(2).server, attributes } }))).toBe(false);
     expect(writer.pos).toBe(before);
-    // Strings first named after the failure, then named again by number; a value written before it, met again.
-    const after = record(3, { server: { ...record(3).server, name: 'GET /v1/models', attributes: { 'a.new.key': 'y', 'tollgate.team': 'research' } } });
-    const again = record(4, { server: { ...record(4).server, name: 'GET /v1/models', attributes: { 'a.new.key': 'y', 'tollgate.team': 'research' } } });
+    // Strings first named after the failure (where the failed record named them), then named again by number; a value written before it, met again.
+    const after = record(3, { server: { ...record(3).server, name: 'GET /v1/models', attributes: { 'tollgate.team': 'research', 'a.new.key': 'y' } } });
+    const again = record(4, { server: { ...record(4).server, name: 'GET /v1/models', attributes: { 'tollgate.team': 'research', 'a.new.key': 'y' } } });
     expect(writer.write(after)).toBe(true);
     expect(writer.write(again)).toBe(true);
     expect(sameAsSdk(new Uint8Array(writer.bytes()), [record(1), after, again])).toBe(true);
