@@ -5,9 +5,12 @@
  * --cpu-prof); prints the tables, writes nothing. With --rate N, instead: tracing off and on at a
  * fixed N requests/s, CPU per request split by thread (bench/comparisons/tracing-threads.ts), and
  * with --cpu-prof as well, each main thread's CPU by area (src/tracing: tracing's own code).
+ * With --side-by-side, instead: tracing off and on driven at the same time, so that both live
+ * through the same swings of a shared host (bench/comparisons/tracing-side-by-side.ts).
  */
 import { killChildrenOnExit, runMain, stopAll } from './processes/children.js';
 import { measureTracingCost } from './comparisons/tracing-cost.js';
+import { measureTracingSideBySide } from './comparisons/tracing-side-by-side.js';
 import { measureTracingThreads } from './comparisons/tracing-threads.js';
 import { readSettings } from './load-runs/settings.js';
 import { startProxyTarget, startStack } from './load-runs/stack.js';
@@ -17,8 +20,9 @@ async function main(): Promise<void> {
   killChildrenOnExit();
   const settings = readSettings();
   const stack = await startStack(settings.cpuProf);
-  if (settings.rate > 0) {
-    process.stdout.write(await measureTracingThreads(stack, settings, settings.rate) + '\n');
+  if (settings.rate > 0 || settings.sideBySide) {
+    const table = settings.rate > 0 ? await measureTracingThreads(stack, settings, settings.rate) : await measureTracingSideBySide(stack, settings);
+    process.stdout.write(table + '\n');
     stack.redisProbe.close();
     await stopAll();
     return;

@@ -21,11 +21,16 @@ const TRACING_MAX_COST = 0.1;
 /** A chat request's spans: SERVER, auth, validate, ownership (the bench gateways check the chat model's owner), limits, CLIENT. */
 const SPANS_PER_CHAT = 6;
 
+interface TracingCounts {
+  readonly dropped: number;
+  readonly chatRequests: number;
+}
+
 /**
  * From one scrape of the gateway's /metrics: spans dropped (0 before the first drop) and chat
  * requests answered (summed over the request counter's series of the chat route).
  */
-async function tracingCounts(target: Target): Promise<{ dropped: number; chatRequests: number }> {
+export async function tracingCounts(target: Target): Promise<TracingCounts> {
   const lines = (await (await fetch(`${target.url}/metrics`)).text()).split('\n');
   const valueOf = (line: string): number => Number(line.slice(line.lastIndexOf(' ') + 1));
   const dropped = lines.find((l) => l.startsWith('tollgate_trace_spans_dropped_total ') || l.startsWith('tollgate_trace_spans_dropped_total{'));
@@ -35,10 +40,18 @@ async function tracingCounts(target: Target): Promise<{ dropped: number; chatReq
   return { dropped: dropped === undefined ? 0 : valueOf(dropped), chatRequests };
 }
 
+/** After a run: once the last batch had time to leave, spans dropped (queue full, a failed export) against spans made (per chat request), since `before`. */
+export async function spansDroppedSince(traced: Target, before: TracingCounts): Promise<string> {
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const after = await tracingCounts(traced);
+  const spansMade = (after.chatRequests - before.chatRequests) * SPANS_PER_CHAT;
+  return `${(after.dropped - before.dropped).toLocaleString('en-US')} of ${spansMade.toLocaleString('en-US')} spans dropped`;
+}
+
 export const OFF = 'tracing off';
 export const ON = 'tracing on (ratio 1.0)';
 
-function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string {
+export function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string {
   const on = findRow(rows, ON);
   if (!on || !findRow(rows, OFF)) return `(no ${ON} or ${OFF} row)`;
   const requests = roundRatio(rows, on, OFF, requestsPerSec);
@@ -84,15 +97,11 @@ export async function measureTracingCost(stack: Stack, proxy: Target, settings: 
   const before = await tracingCounts(traced);
   const rows = await measureRounds([proxy, ...pair], settings);
   const exportsPerSecond = ((sink.exports() - exportsBefore) * 1000) / (performance.now() - started);
-  // Once the last batch had time to leave: spans dropped (queue full, a failed export) against spans made (5 a chat request).
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const after = await tracingCounts(traced);
-  const spansMade = (after.chatRequests - before.chatRequests) * SPANS_PER_CHAT;
+  const dropped = await spansDroppedSince(traced, before);
   for (const target of pair) await target.process?.stop();
   sink.close();
   return [
-    `${OFF} and ${ON}: two fresh gateway-redis processes (every other feature on in both); the traced one sends every span, batched, to a collector in the bench process (${exportsPerSecond.toFixed(1)} exports/s over the whole run; ` +
-      `${(after.dropped - before.dropped).toLocaleString('en-US')} of ${spansMade.toLocaleString('en-US')} spans dropped).`,
+    `${OFF} and ${ON}: two fresh gateway-redis processes (every other feature on in both); the traced one sends every span, batched, to a collector in the bench process (${exportsPerSecond.toFixed(1)} exports/s over the whole run; ${dropped}).`,
     versusProxyTable(rows),
     'Tracing on vs off (each ratio taken within a round, then the median over rounds):',
     onVersusOffTable(rows),

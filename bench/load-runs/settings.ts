@@ -22,7 +22,8 @@ import { parseArgs } from 'node:util';
  *   --ledger-cost/BENCH_LEDGER_COST=1 gateway-redis with the usage ledger on and off,
  *   --events/BENCH_EVENTS=1 clients polling a training job's events instead of chatting,
  *   --tracing/BENCH_TRACING=1 gateway-redis with tracing off and on (ratio 1.0, every span exported).
- * `npm run bench:tracing` only: --rate/BENCH_RATE N measures tracing at a fixed N requests/s, CPU per thread (0: off).
+ * `npm run bench:tracing` only: --rate/BENCH_RATE N measures tracing at a fixed N requests/s, CPU per thread (0: off);
+ *   --side-by-side/BENCH_SIDE_BY_SIDE=1 drives tracing off and on at the same time instead of in turns.
  */
 
 const DEFAULTS = { duration: 5, connections: 32, rounds: 3, warmup: 2, settle: 2, streams: 200 } as const;
@@ -42,6 +43,8 @@ export interface Settings extends Record<Numeric, number> {
   readonly tracing: boolean;
   /** A fixed load in requests/s for `bench:tracing`'s per-thread CPU comparison; 0 when not asked for. */
   readonly rate: number;
+  /** `bench:tracing`: tracing off and on driven at the same time (bench/comparisons/tracing-side-by-side.ts). */
+  readonly sideBySide: boolean;
 }
 
 const FLAGS = {
@@ -62,6 +65,7 @@ const FLAGS = {
   events: { type: 'boolean' },
   tracing: { type: 'boolean' },
   rate: { type: 'string' },
+  'side-by-side': { type: 'boolean' },
 } as const;
 
 function positive(name: string, raw: string | undefined, fallback: number, minimum = 1): number {
@@ -76,7 +80,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
     numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' || name === 'settle' ? 0 : 1);
   }
-  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events' | 'tracing'): boolean =>
+  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events' | 'tracing' | 'side-by-side'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
   const workers = Math.round(positive('workers', values.workers ?? process.env.BENCH_CLUSTER_WORKERS, Math.max(2, availableParallelism()), 2));
   const extras = {
@@ -87,6 +91,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
     ledgerCost: flag('ledger-cost'),
     events: flag('events'),
     tracing: flag('tracing'),
+    sideBySide: flag('side-by-side'),
   };
   const rate = positive('rate', values.rate ?? process.env.BENCH_RATE, 0, 0);
   const baselineDir = values.baseline ?? process.env.BENCH_BASELINE;

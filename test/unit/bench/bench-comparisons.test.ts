@@ -23,7 +23,7 @@ const row = (name: string, rounds: RunSample[]): TargetRounds => ({ name, rounds
 describe('bench comparison flags', () => {
   it('leaves the default run as it was: no comparison, and RESULTS.md written', () => {
     const settings = readSettings([]);
-    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, tracing: false, rate: 0, settle: 2, write: true });
+    expect(settings).toMatchObject({ baseline: undefined, ledgerCost: false, events: false, tracing: false, rate: 0, sideBySide: false, settle: 2, write: true });
   });
 
   it('takes --settle seconds of unmeasured load before each measured run, 0 for none; a changed value is not the default run', () => {
@@ -38,6 +38,7 @@ describe('bench comparison flags', () => {
     expect(readSettings(['--events']).write).toBe(false);
     expect(readSettings(['--tracing'])).toMatchObject({ tracing: true, write: false });
     expect(readSettings(['--rate', '600'])).toMatchObject({ rate: 600, write: false });
+    expect(readSettings(['--side-by-side'])).toMatchObject({ sideBySide: true, write: false });
   });
 
   it('refuses a fixed rate that is not a number', () => {
