@@ -20,6 +20,12 @@ import { OFF, ON, startSink, startTracingPair } from './tracing-cost.js';
  * which a machine with a core to spare absorbs. Linux only (/proc).
  */
 
+/** What the areas table scales each profile's shares by: the main thread's CPU over the requests answered. */
+interface MainThreadTally {
+  readonly requests: number;
+  readonly mainMicros: number;
+}
+
 interface Tally {
   requests: number;
   failures: number;
@@ -90,7 +96,7 @@ export async function measureTracingThreads(stack: Stack, settings: Settings, ra
  * the one figure of tracing's own code at work in the gateway, steadier than the on − off
  * difference, which carries every other area's noise.
  */
-function mainThreadAreas(stack: Stack, [off, on]: [Tally, Tally]): string | undefined {
+export function mainThreadAreas(stack: Stack, [off, on]: readonly [MainThreadTally, MainThreadTally]): string | undefined {
   if (!stack.profileDir) return undefined;
   const profiles: AreaProfile[] = [];
   for (const [name, tally] of [[OFF, off], [ON, on]] as const) {
