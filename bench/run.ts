@@ -10,7 +10,7 @@ import { measureLedgerCost } from './comparisons/ledger-cost.js';
 import { measureTracingCost } from './comparisons/tracing-cost.js';
 import { measureStreams } from './load-runs/load.js';
 import { log } from './processes/log.js';
-import { describeMachine, loadNow, repositoryRoot } from './processes/machine.js';
+import { cpuTimesNow, describeMachine, loadNow, repositoryRoot, stealBetween } from './processes/machine.js';
 import { measureRounds, warmUp, type Target, type TargetRounds } from './load-runs/measure.js';
 import { targetsTable } from './load-runs/performance-targets.js';
 import { areasTable, type AreaProfile } from './load-runs/profile-areas.js';
@@ -30,7 +30,13 @@ import { directTarget, startGatewayTarget, startProxyTarget, startStack, type St
 
 type Tables = Pick<Parameters<typeof resultsDocument>[0], 'loadTable' | 'redisTable' | 'streamTable' | 'targetsTable'>;
 
-function writeResults(tables: Tables, runSettings: string, loadAtStart: number): void {
+/** How the machine stood when the run started: its load, and its CPU times (for the steal over the run). */
+interface MachineAtStart {
+  readonly load: number;
+  readonly cpuTimes: string | undefined;
+}
+
+function writeResults(tables: Tables, runSettings: string, atStart: MachineAtStart): void {
   const args = process.argv.slice(2).join(' ');
   const env = Object.entries(process.env)
     .filter(([name]) => name.startsWith('BENCH_'))
@@ -43,7 +49,9 @@ function writeResults(tables: Tables, runSettings: string, loadAtStart: number):
   const soakRuns = soakSectionOf(previous);
   const consoleReads = consoleSectionOf(previous);
   const extras = extraSections.join('\n');
-  const document = resultsDocument({ machine: describeMachine(loadAtStart), date: new Date().toISOString(), command, settings: runSettings, ...tables, extras });
+  const cpuTimes = cpuTimesNow();
+  const steal = atStart.cpuTimes === undefined || cpuTimes === undefined ? undefined : stealBetween(atStart.cpuTimes, cpuTimes);
+  const document = resultsDocument({ machine: describeMachine(atStart.load, steal), date: new Date().toISOString(), command, settings: runSettings, ...tables, extras });
   writeFileSync(path, document + (consoleReads === '' ? '' : `\n${consoleReads}`) + soakRuns);
   log(`wrote ${path}`);
 }
@@ -110,7 +118,7 @@ function anyFailed(rows: readonly TargetRounds[], streams: readonly { failures: 
 async function main(): Promise<void> {
   killChildrenOnExit();
   const startedAt = performance.now();
-  const loadAtStart = loadNow();
+  const atStart: MachineAtStart = { load: loadNow(), cpuTimes: cpuTimesNow() };
   const settings = readSettings();
   const stack = await startStack(settings.cpuProf);
   const targets = [directTarget(stack), await startProxyTarget(stack), await startGatewayTarget(stack, 'memory'), await startGatewayTarget(stack, 'redis')];
@@ -135,7 +143,7 @@ async function main(): Promise<void> {
   stack.redisProbe.close();
   await stopAll();
   printProfileSummaries(stack, rows);
-  if (settings.write) writeResults(tables, runSettings, loadAtStart);
+  if (settings.write) writeResults(tables, runSettings, atStart);
   log(`total time ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);
   process.exitCode = failed ? 1 : 0;
 }

@@ -13,23 +13,32 @@ import { measureTracingCost } from './comparisons/tracing-cost.js';
 import { measureTracingSideBySide } from './comparisons/tracing-side-by-side.js';
 import { measureTracingThreads } from './comparisons/tracing-threads.js';
 import { readSettings } from './load-runs/settings.js';
+import { cpuTimesNow, stealBetween } from './processes/machine.js';
 import { startProxyTarget, startStack } from './load-runs/stack.js';
 import { warmUp } from './load-runs/measure.js';
 
+/** What the hypervisor took from this machine over the run: when it is high, the figures swing with it. */
+function stealLine(atStart: string | undefined): string {
+  const now = cpuTimesNow();
+  if (atStart === undefined || now === undefined) return '';
+  return `\nSteal over this run: ${(stealBetween(atStart, now) * 100).toFixed(1)}% of the machine's CPU time went to other guests.\n`;
+}
+
 async function main(): Promise<void> {
   killChildrenOnExit();
+  const cpuTimesAtStart = cpuTimesNow();
   const settings = readSettings();
   const stack = await startStack(settings.cpuProf);
   if (settings.rate > 0 || settings.sideBySide) {
     const table = settings.rate > 0 ? await measureTracingThreads(stack, settings, settings.rate) : await measureTracingSideBySide(stack, settings);
-    process.stdout.write(table + '\n');
+    process.stdout.write(table + '\n' + stealLine(cpuTimesAtStart));
     stack.redisProbe.close();
     await stopAll();
     return;
   }
   const proxy = await startProxyTarget(stack);
   await warmUp([proxy], { connections: settings.connections, durationSec: settings.warmup });
-  process.stdout.write(await measureTracingCost(stack, proxy, settings) + '\n');
+  process.stdout.write(await measureTracingCost(stack, proxy, settings) + '\n' + stealLine(cpuTimesAtStart));
   stack.redisProbe.close();
   await stopAll();
 }
