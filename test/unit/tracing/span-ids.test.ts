@@ -42,13 +42,13 @@ describe('PooledIdGenerator', () => {
     expect(ids.generateTraceId()).toBe('00000000000000010000000000000001');
   });
 
-  it('leaves a group alone that is not all zero, even when it ends in 0', () => {
+  it('looks at each 8-byte group alone: a zero group before one that is not is mended, and that one is left as it is', () => {
     const ids = new PooledIdGenerator((bytes) => {
       bytes.fill(0);
-      bytes[0] = 0x80;
+      bytes[8] = 0x80;
     });
-    expect(ids.generateSpanId()).toBe('8000000000000000');
     expect(ids.generateSpanId()).toBe('0000000000000001');
+    expect(ids.generateSpanId()).toBe('8000000000000000');
   });
 
   it('gives distinct lowercase-hex ids from the OS random source', () => {
