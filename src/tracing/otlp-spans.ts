@@ -4,6 +4,7 @@ import type { EncodedRequests, RecordShipment } from './export-messages.js';
 import { TAG, writeNumber } from './otlp-fields.js';
 import { hexInto, type ProtobufWriter } from './protobuf-writer.js';
 import { END_OF_ATTRIBUTES, FIRST_STRING_REFERENCE, NEW_STRING, TapeCursor, VALUE } from './record-tape.js';
+import { RandomIdBytes } from './span-ids.js';
 
 /**
  * Traced requests as OTLP protobuf, written straight from the tape the request thread wrote
@@ -86,6 +87,8 @@ export class OtlpSpanEncoder {
   /** By key number: where its last value lies on the tape (none yet: undefined), and that field as written, once met "as before". */
   private valueAt: number[] = [];
   private keptField: (Buffer | undefined)[] = [];
+  /** The steps' span ids, when no test gives them: nothing outside the trace names a step, so they are made here, as bytes. */
+  private readonly stepIds = new RandomIdBytes();
 
   constructor(
     /** Where the spans are written. */
@@ -196,7 +199,7 @@ export class OtlpSpanEncoder {
     w.byte(TAG.spanId);
     if (role === Role.server) w.lengthPrefixed(ids, SERVER_ID_AT, 8);
     else if (role === Role.client) w.lengthPrefixed(ids, CLIENT_ID_AT, 8);
-    else if (this.stepSpanId === undefined) w.randomBytes(8);
+    else if (this.stepSpanId === undefined) w.lengthPrefixed(this.stepIds.bytes, this.stepIds.take(8), 8);
     else {
       const hex = Buffer.from(this.stepSpanId(), 'latin1');
       hexInto(ids, STEP_ID_AT, hex, 0, hex.length, 8);

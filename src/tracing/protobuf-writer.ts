@@ -173,23 +173,6 @@ export class ProtobufWriter {
     this.pos = pos;
   }
 
-  /**
-   * `bytes` random bytes, length-prefixed: a span id, as the SDK's RandomIdGenerator makes one
-   * (Math.random, 32 bits at a time; never all zero, which would be invalid), without its hex string.
-   */
-  randomBytes(bytes: number): void {
-    this.ensure(1 + bytes);
-    this.buffer[this.pos++] = bytes;
-    let any = 0;
-    for (let i = 0; i < bytes; i += 4) {
-      const word = (Math.random() * 0x1_0000_0000) >>> 0;
-      any |= word;
-      this.buffer.writeUInt32BE(word, this.pos + i);
-    }
-    this.pos += bytes;
-    if (any === 0) this.buffer[this.pos - 1] = 1;
-  }
-
   /** Starts a length-delimited message (after its tag): returns where its length goes. */
   begin(): number {
     this.ensure(1);

@@ -9,27 +9,59 @@ const HEX_BYTES = 512;
 const GROUP_BYTES = 8;
 
 /**
+ * Random bytes for trace and span ids, from the OS's source 8 KB at a time: the ids the request
+ * thread sends upstream (PooledIdGenerator) and the steps' span ids the export thread writes
+ * straight into the spans (otlp-spans.ts). An all-zero id is invalid (W3C Trace Context): no
+ * 8-byte group is left all zero (its last byte is set to 1, as the SDK does to a whole id), so
+ * no id taken in whole groups is.
+ */
+export class RandomIdBytes {
+  readonly bytes = Buffer.alloc(RANDOM_BYTES);
+  /** The next byte not yet taken (all of them are taken when the pool starts). */
+  private at = RANDOM_BYTES;
+
+  /** `fill`: where the random bytes come from (the OS's, unless a test gives its own). */
+  constructor(private readonly fill: (bytes: Uint8Array) => void = randomFillSync) {}
+
+  /** Where the next `count` bytes (whole 8-byte groups, at most 8 KB) lie in `bytes`: theirs until the pool is drawn again. */
+  take(count: number): number {
+    if (this.at + count > RANDOM_BYTES) this.draw();
+    const start = this.at;
+    this.at = start + count;
+    return start;
+  }
+
+  private draw(): void {
+    const { bytes } = this;
+    this.fill(bytes);
+    for (let group = 0; group < RANDOM_BYTES; group += GROUP_BYTES) {
+      let zero = true;
+      for (let i = group; i < group + GROUP_BYTES && zero; i++) zero = bytes[i] === 0;
+      if (zero) bytes[group + GROUP_BYTES - 1] = 1;
+    }
+    this.at = 0;
+  }
+}
+
+/**
  * Trace and span ids cut from a pool of random hex, for the SDK's IdGenerator interface. The
  * SDK's RandomIdGenerator makes each id with a native call (Buffer's hex) and Math.random: a
  * traced request's three ids cost ~0.6 µs of its ~8 on the request thread in a loop
- * (bench/comparisons/traced-request-cpu.ts), ~0.1 µs here. Here random bytes come from the OS's
- * source 8 KB at a time, are turned into hex 512 bytes at a time, and an id is a slice of that
- * hex string. A slice keeps its string (1 KB) alive while it lives, which bounds the hex's size:
- * a long request's ids hold no more than that.
- *
- * An all-zero id is invalid (W3C Trace Context): no 8-byte group of the random bytes is left all
- * zero (its last byte is set to 1, as the SDK does to a whole id), so no id cut from them is.
+ * (bench/comparisons/traced-request-cpu.ts), ~0.1 µs here. Here the random bytes
+ * (RandomIdBytes) are turned into hex 512 bytes at a time, and an id is a slice of that hex
+ * string. A slice keeps its string (1 KB) alive while it lives, which bounds the hex's size: a
+ * long request's ids hold no more than that.
  */
 export class PooledIdGenerator implements IdGenerator {
-  private readonly random = Buffer.alloc(RANDOM_BYTES);
-  /** The next random byte not yet turned into hex (all of them are used when the generator starts). */
-  private randomAt = RANDOM_BYTES;
+  private readonly random: RandomIdBytes;
   private hex = '';
   /** The next unused digit of `hex`. */
   private at = 0;
 
   /** `fill`: where the random bytes come from (the OS's, unless a test gives its own). */
-  constructor(private readonly fill: (bytes: Uint8Array) => void = randomFillSync) {}
+  constructor(fill?: (bytes: Uint8Array) => void) {
+    this.random = new RandomIdBytes(fill);
+  }
 
   generateTraceId(): string {
     return this.take(2 * GROUP_BYTES);
@@ -48,20 +80,8 @@ export class PooledIdGenerator implements IdGenerator {
   }
 
   private nextHex(): void {
-    if (this.randomAt + HEX_BYTES > RANDOM_BYTES) this.drawRandom();
-    this.hex = this.random.toString('hex', this.randomAt, this.randomAt + HEX_BYTES);
-    this.randomAt += HEX_BYTES;
+    const start = this.random.take(HEX_BYTES);
+    this.hex = this.random.bytes.toString('hex', start, start + HEX_BYTES);
     this.at = 0;
-  }
-
-  private drawRandom(): void {
-    const { random } = this;
-    this.fill(random);
-    for (let group = 0; group < RANDOM_BYTES; group += GROUP_BYTES) {
-      let zero = true;
-      for (let i = group; i < group + GROUP_BYTES && zero; i++) zero = random[i] === 0;
-      if (zero) random[group + GROUP_BYTES - 1] = 1;
-    }
-    this.randomAt = 0;
   }
 }

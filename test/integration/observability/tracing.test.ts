@@ -97,6 +97,10 @@ describe('tracing to an OTLP/HTTP collector', () => {
     const client = byName(spans, `chat ${MODEL}`);
     expect(client.kind).toBe(SPAN_KIND.client);
     expect(client.parentSpanId).toBe(server.spanId);
+    // Every span its own valid id (16 hex digits, not all zero): the steps' are made on the export thread.
+    const ids = spans.map((s) => s.spanId);
+    for (const id of ids) expect(id).toMatch(/^(?!0{16})[0-9a-f]{16}$/);
+    expect(new Set(ids).size).toBe(ids.length);
     expect(client.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': 'openpipe',
