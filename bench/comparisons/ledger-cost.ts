@@ -1,7 +1,7 @@
 import { cpuPerRequest, findRow, ratiosByRound, requestsPerSec, roundDifference, roundRatio } from '../load-runs/figures.js';
 import { log } from '../processes/log.js';
 import { measureRounds, warmUp, type Target } from '../load-runs/measure.js';
-import { micros, ratio, versusProxyTable } from '../load-runs/report.js';
+import { ratio, signedMicros, versusProxyTable } from '../load-runs/report.js';
 import type { Settings } from '../load-runs/settings.js';
 import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
 
@@ -28,7 +28,7 @@ function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string 
     `| req/s on ÷ off | req/s on ÷ off per round | ledger cost (1 − on ÷ off) | CPU µs/req on − off | CPU µs/req on ÷ off | cost < ${LEDGER_MAX_COST * 100}% of req/s |`,
     '|--:|--:|--:|--:|--:|:-:|',
     `| ${ratio(requests)} | ${ratiosByRound(rows, on, OFF, requestsPerSec).map((value) => value.toFixed(2)).join(' / ')} | ${(cost * 100).toFixed(1)}% | ` +
-      `${cpuDifference >= 0 ? '+' : ''}${micros(cpuDifference)} | ${ratio(roundRatio(rows, on, OFF, cpuPerRequest))} | ${cost < LEDGER_MAX_COST ? '✓' : '✗'} |`,
+      `${signedMicros(cpuDifference)} | ${ratio(roundRatio(rows, on, OFF, cpuPerRequest))} | ${cost < LEDGER_MAX_COST ? '✓' : '✗'} |`,
   ];
   return lines.join('\n');
 }

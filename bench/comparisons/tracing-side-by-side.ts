@@ -1,12 +1,11 @@
 import { cpuPerRequest, failuresOf, medianOf, p50, p99, requestsPerSec } from '../load-runs/figures.js';
 import { runLoad } from '../load-runs/load.js';
-import { measureRun, type Target, type TargetRounds } from '../load-runs/measure.js';
-import { int, micros, ms } from '../load-runs/report.js';
+import { measureRun, type TargetRounds } from '../load-runs/measure.js';
+import { int, micros, ms, signedMicros } from '../load-runs/report.js';
 import type { Settings } from '../load-runs/settings.js';
 import type { Stack } from '../load-runs/stack.js';
 import { log } from '../processes/log.js';
-import { threadCpu, type ThreadCpu } from '../processes/thread-cpu.js';
-import { mainThreadAreas } from './tracing-threads.js';
+import { mainThreadAreas, threadCpuOf, type ThreadTally } from './tracing-threads.js';
 import { OFF, ON, onVersusOffTable, spansDroppedSince, startSink, startTracingPair, tracingCounts } from './tracing-cost.js';
 
 /**
@@ -34,28 +33,12 @@ function roundsTable(rows: readonly TargetRounds[]): string {
   ].join('\n');
 }
 
-/** A process's CPU over the rounds measured, by thread kind, and the requests it answered then. */
-interface ThreadTally {
-  requests: number;
-  mainMicros: number;
-  otherMicros: number;
-}
-
-const cpuOf = (target: Target): ThreadCpu => {
-  const pid = target.process?.child.pid;
-  if (pid === undefined) throw new Error(`${target.name}: no process to read CPU from`);
-  return threadCpu(pid);
-};
-
 /** CPU µs a request by thread over all rounds (read from /proc; Linux only), and on − off. */
 function threadsTable([off, on]: readonly [ThreadTally, ThreadTally]): string {
   const per = (t: ThreadTally, micros: number): number => micros / t.requests;
   const line = (name: string, t: ThreadTally): string =>
     `| ${name} | ${micros(per(t, t.mainMicros))} | ${micros(per(t, t.otherMicros))} | ${micros(per(t, t.mainMicros + t.otherMicros))} |`;
-  const difference = (pick: (t: ThreadTally) => number): string => {
-    const value = per(on, pick(on)) - per(off, pick(off));
-    return `${value >= 0 ? '+' : ''}${micros(value)}`;
-  };
+  const difference = (pick: (t: ThreadTally) => number): string => signedMicros(per(on, pick(on)) - per(off, pick(off)));
   return [
     '| CPU µs a request, all rounds | main thread | other threads | whole process |',
     '|---|--:|--:|--:|',
@@ -79,9 +62,9 @@ export async function measureTracingSideBySide(stack: Stack, settings: Settings)
   ];
   for (let round = 0; round < settings.rounds; round++) {
     if (settings.settle > 0) await Promise.all(pair.map((target) => runLoad(target.url, { ...load, durationSec: settings.settle })));
-    const before = pair.map(cpuOf);
+    const before = pair.map(threadCpuOf);
     const samples = await Promise.all(pair.map((target) => measureRun(target, load)));
-    const after = pair.map(cpuOf);
+    const after = pair.map(threadCpuOf);
     samples.forEach((sample, k) => {
       rows[k]!.rounds.push(sample);
       const tally = tallies[k]!;

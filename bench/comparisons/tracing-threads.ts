@@ -5,7 +5,7 @@ import { areasTable, type AreaProfile } from '../load-runs/profile-areas.js';
 import { profileFileOwner, type CpuProfile } from '../load-runs/profile-summary.js';
 import { threadCpu, type ThreadCpu } from '../processes/thread-cpu.js';
 import { runLoad } from '../load-runs/load.js';
-import { int, micros } from '../load-runs/report.js';
+import { int, micros, signedMicros } from '../load-runs/report.js';
 import type { Settings } from '../load-runs/settings.js';
 import type { Stack } from '../load-runs/stack.js';
 import type { Target } from '../load-runs/measure.js';
@@ -20,32 +20,35 @@ import { OFF, ON, startSink, startTracingPair } from './tracing-cost.js';
  * which a machine with a core to spare absorbs. Linux only (/proc).
  */
 
-/** What the areas table scales each profile's shares by: the main thread's CPU over the requests answered. */
-interface MainThreadTally {
-  readonly requests: number;
-  readonly mainMicros: number;
-}
-
-interface Tally {
+/** A gateway process's CPU over the runs measured, by thread kind, and the requests it answered then. */
+export interface ThreadTally {
   requests: number;
-  failures: number;
-  seconds: number;
   mainMicros: number;
   otherMicros: number;
+}
+
+interface Tally extends ThreadTally {
+  failures: number;
+  seconds: number;
   /** Whole-process CPU µs/req of each round. */
   readonly perRound: number[];
 }
 
 const emptyTally = (): Tally => ({ requests: 0, failures: 0, seconds: 0, mainMicros: 0, otherMicros: 0, perRound: [] });
 
-async function measureAtRate(target: Target, tally: Tally, rate: number, settings: Settings): Promise<void> {
+/** A target's gateway process's CPU so far, by thread kind. */
+export function threadCpuOf(target: Target): ThreadCpu {
   const pid = target.process?.child.pid;
   if (pid === undefined) throw new Error(`${target.name}: no process to read CPU from`);
+  return threadCpu(pid);
+}
+
+async function measureAtRate(target: Target, tally: Tally, rate: number, settings: Settings): Promise<void> {
   // Settled first, as the saturation rounds are (measureRounds): a gateway that idled through the other's run is slow for its first seconds.
   if (settings.settle > 0) await runLoad(target.url, { connections: settings.connections, durationSec: settings.settle, rate });
-  const before: ThreadCpu = threadCpu(pid);
+  const before = threadCpuOf(target);
   const sample = await runLoad(target.url, { connections: settings.connections, durationSec: settings.duration, rate });
-  const after: ThreadCpu = threadCpu(pid);
+  const after = threadCpuOf(target);
   const main = after.mainMicros - before.mainMicros;
   const other = after.otherMicros - before.otherMicros;
   tally.requests += sample.requests;
@@ -75,10 +78,7 @@ export async function measureTracingThreads(stack: Stack, settings: Settings, ra
   for (const target of pair) await target.process?.stop();
   sink.close();
   const [off, on] = tallies as [Tally, Tally];
-  const difference = (pick: (t: Tally) => number): string => {
-    const value = pick(on) / on.requests - pick(off) / off.requests;
-    return `${value >= 0 ? '+' : ''}${micros(value)}`;
-  };
+  const difference = (pick: (t: Tally) => number): string => signedMicros(pick(on) / on.requests - pick(off) / off.requests);
   const areas = mainThreadAreas(stack, tallies as [Tally, Tally]);
   return [
     `${OFF} and ${ON} at a fixed ${rate} req/s (${settings.connections} connections, ${settings.rounds} rounds of ${settings.duration} s, alternating): CPU µs per request of each gateway process, read per thread from /proc.`,
@@ -96,7 +96,7 @@ export async function measureTracingThreads(stack: Stack, settings: Settings, ra
  * the one figure of tracing's own code at work in the gateway, steadier than the on − off
  * difference, which carries every other area's noise.
  */
-export function mainThreadAreas(stack: Stack, [off, on]: readonly [MainThreadTally, MainThreadTally]): string | undefined {
+export function mainThreadAreas(stack: Stack, [off, on]: readonly [ThreadTally, ThreadTally]): string | undefined {
   if (!stack.profileDir) return undefined;
   const profiles: AreaProfile[] = [];
   for (const [name, tally] of [[OFF, off], [ON, on]] as const) {

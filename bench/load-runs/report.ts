@@ -25,6 +25,8 @@ export const int = (value: number): string => Math.round(value).toLocaleString('
 export const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 /** A cost that does not apply to the row (CPU of direct, Redis of a memory-store row) is a dash. */
 export const micros = (value: number): string => (Number.isFinite(value) ? value.toFixed(1) : '—');
+/** A difference in µs with its sign (`+12.3`, `-4.0`; `—` when there is none). */
+export const signedMicros = (value: number): string => (Number.isFinite(value) ? `${value >= 0 ? '+' : ''}${value.toFixed(1)}` : '—');
 const calls = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '—');
 
 export function loadTable(rows: readonly TargetRounds[]): string {
@@ -90,7 +92,7 @@ export function pairTable(rows: readonly TargetRounds[], pairings: readonly Pair
     const cpuDifference = roundDifference(rows, row, pairing.base, cpuPerRequest);
     lines.push(
       `| ${pairing.label} | ${ratio(roundRatio(rows, row, pairing.base, requestsPerSec))} | ${ratio(roundRatio(rows, row, pairing.base, p99))} | ` +
-        `${Number.isFinite(cpuDifference) ? (cpuDifference >= 0 ? '+' : '') + micros(cpuDifference) : '—'} | ${ratio(roundRatio(rows, row, pairing.base, cpuPerRequest))} | ` +
+        `${signedMicros(cpuDifference)} | ${ratio(roundRatio(rows, row, pairing.base, cpuPerRequest))} | ` +
         `${ratiosByRound(rows, row, pairing.base, requestsPerSec).map((value) => value.toFixed(2)).join(' / ')} |`,
     );
   }

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { inspectCheckout } from '../../../bench/comparisons/baseline-target.js';
 import type { RunSample, TargetRounds } from '../../../bench/load-runs/measure.js';
-import { pairTable, versusProxyTable } from '../../../bench/load-runs/report.js';
+import { pairTable, signedMicros, versusProxyTable } from '../../../bench/load-runs/report.js';
 import { readSettings } from '../../../bench/load-runs/settings.js';
 import { REQUEST_HEADERS } from '../../../bench/load-runs/workload.js';
 
@@ -47,6 +47,10 @@ describe('bench comparison flags', () => {
 });
 
 describe('comparison tables', () => {
+  it('writes a difference in µs with its sign, and a dash where there is none', () => {
+    expect([12.34, -4, 0, Number.NaN, Number.POSITIVE_INFINITY].map(signedMicros)).toEqual(['+12.3', '-4.0', '+0.0', '—', '—']);
+  });
+
   const rows = [
     row('proxy', [sample(4000, 10, 200), sample(2000, 20, 220)]),
     row('gateway-redis', [sample(3000, 15, 300), sample(1000, 30, 320)]),
