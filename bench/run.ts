@@ -10,7 +10,7 @@ import { measureLedgerCost } from './comparisons/ledger-cost.js';
 import { measureTracingCost } from './comparisons/tracing-cost.js';
 import { measureStreams } from './load-runs/load.js';
 import { log } from './processes/log.js';
-import { cpuTimesNow, describeMachine, loadNow, repositoryRoot, stealBetween } from './processes/machine.js';
+import { cpuTimesNow, describeMachine, loadNow, repositoryRoot, stealSince } from './processes/machine.js';
 import { measureRounds, warmUp, type Target, type TargetRounds } from './load-runs/measure.js';
 import { targetsTable } from './load-runs/performance-targets.js';
 import { areasTable, type AreaProfile } from './load-runs/profile-areas.js';
@@ -49,9 +49,7 @@ function writeResults(tables: Tables, runSettings: string, atStart: MachineAtSta
   const soakRuns = soakSectionOf(previous);
   const consoleReads = consoleSectionOf(previous);
   const extras = extraSections.join('\n');
-  const cpuTimes = cpuTimesNow();
-  const steal = atStart.cpuTimes === undefined || cpuTimes === undefined ? undefined : stealBetween(atStart.cpuTimes, cpuTimes);
-  const document = resultsDocument({ machine: describeMachine(atStart.load, steal), date: new Date().toISOString(), command, settings: runSettings, ...tables, extras });
+  const document = resultsDocument({ machine: describeMachine(atStart.load, stealSince(atStart.cpuTimes)), date: new Date().toISOString(), command, settings: runSettings, ...tables, extras });
   writeFileSync(path, document + (consoleReads === '' ? '' : `\n${consoleReads}`) + soakRuns);
   log(`wrote ${path}`);
 }

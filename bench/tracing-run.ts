@@ -13,15 +13,14 @@ import { measureTracingCost } from './comparisons/tracing-cost.js';
 import { measureTracingSideBySide } from './comparisons/tracing-side-by-side.js';
 import { measureTracingThreads } from './comparisons/tracing-threads.js';
 import { readSettings } from './load-runs/settings.js';
-import { cpuTimesNow, stealBetween } from './processes/machine.js';
+import { cpuTimesNow, stealSince } from './processes/machine.js';
 import { startProxyTarget, startStack } from './load-runs/stack.js';
 import { warmUp } from './load-runs/measure.js';
 
 /** What the hypervisor took from this machine over the run: when it is high, the figures swing with it. */
 function stealLine(atStart: string | undefined): string {
-  const now = cpuTimesNow();
-  if (atStart === undefined || now === undefined) return '';
-  return `\nSteal over this run: ${(stealBetween(atStart, now) * 100).toFixed(1)}% of the machine's CPU time went to other guests.\n`;
+  const steal = stealSince(atStart);
+  return steal === undefined ? '' : `\nSteal over this run: ${(steal * 100).toFixed(1)}% of the machine's CPU time went to other guests.\n`;
 }
 
 async function main(): Promise<void> {

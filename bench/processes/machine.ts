@@ -28,6 +28,12 @@ export function stealBetween(before: string, after: string): number {
   return total > 0 ? spent[7]! / total : 0;
 }
 
+/** The steal (stealBetween) from a reading of cpuTimesNow() taken at a run's start until now; undefined off Linux. */
+export function stealSince(atStart: string | undefined): number | undefined {
+  const now = cpuTimesNow();
+  return atStart === undefined || now === undefined ? undefined : stealBetween(atStart, now);
+}
+
 /** The machine a run's figures come from, for the head of a results section; `steal`: stealBetween over the run, when known. */
 export function describeMachine(loadAtStart: number, steal?: number): string {
   let cores = String(availableParallelism());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cpuTimesNow, describeMachine, stealBetween } from '../../../bench/processes/machine.js';
+import { cpuTimesNow, describeMachine, stealBetween, stealSince } from '../../../bench/processes/machine.js';
 
 /** The bench's note of how much CPU time a shared host's hypervisor took during a run (bench/processes/machine.ts). */
 describe('steal over a run', () => {
@@ -22,6 +22,13 @@ describe('steal over a run', () => {
     const share = stealBetween(now!, cpuTimesNow()!);
     expect(share).toBeGreaterThanOrEqual(0);
     expect(share).toBeLessThanOrEqual(1);
+  });
+
+  it('since a reading at the start: a share of this machine\'s time, or none without a reading', () => {
+    const share = stealSince(cpuTimesNow());
+    expect(share).toBeGreaterThanOrEqual(0);
+    expect(share).toBeLessThanOrEqual(1);
+    expect(stealSince(undefined)).toBeUndefined();
   });
 
   it('goes on the machine line when known, and is left out when not', () => {
