@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, StoredKey } from '../store/index.js';
-import type { LimitSet } from '../limit-kinds.js';
+import type { LimitSet } from '../limit-kinds/index.js';
 import { defaultProjectOf } from '../projects/default.js';
 import { AuthFailure } from './failure.js';
 import type { Principal } from './principal.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { perUpstream } from './upstreams.js';
-import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds.js';
+import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds/index.js';
 import { defaultProjectOf, defaultProjectRefusal } from '../projects/default.js';
 import { NAME_PATTERN, NAME_RULE } from '../projects/name.js';
 import { ownershipPolicy } from '../ownership/policy.js';

@@ -1,4 +1,4 @@
-import { LIMIT_KINDS, limitIndex, policyWindowSeconds, type LimitKind } from '../limit-kinds.js';
+import { LIMIT_KINDS, limitIndex, policyWindowSeconds, type LimitKind } from '../limit-kinds/index.js';
 import { formatGoDuration } from '../duration.js';
 import type { Check } from './store.js';
 

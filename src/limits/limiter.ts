@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import { errors } from '../errors.js';
 import { rateLimitHeaders } from './headers.js';
-import { limitKind, type LimitName } from '../limit-kinds.js';
+import { limitKind, type LimitName } from '../limit-kinds/index.js';
 import { MemoryStore } from './memory-store.js';
 import { LimitPlan, wholeUnits, type TeamLimitSource } from './plan.js';
 import { rejectionFor } from './rejection.js';

@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/principal.js';
 import { msToUtcMidnight, msToUtcMonthEnd, utcMonthStart } from '../calendar.js';
-import { counterLimit, LIMIT_KINDS, SPEND_KINDS, UNLIMITED_MAX, type CounterName, type LimitKind, type LimitSet } from '../limit-kinds.js';
+import { counterLimit, LIMIT_KINDS, SPEND_KINDS, UNLIMITED_MAX, type CounterName, type LimitKind, type LimitSet } from '../limit-kinds/index.js';
 import type { Check, LimitScope } from './store.js';
 
 /** Projects whose checks are kept ready; past this the cache starts over (`team/*` admits any project name). */

@@ -1,4 +1,4 @@
-import { LIMIT_KINDS, SPEND_KINDS, type CounterName } from '../limit-kinds.js';
+import { LIMIT_KINDS, SPEND_KINDS, type CounterName } from '../limit-kinds/index.js';
 
 /**
  * The one Lua script of the Redis store, run for every admission and for every batch of

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { defineKeyedScript, fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
-import { limitIndex } from '../limit-kinds.js';
+import { limitIndex } from '../limit-kinds/index.js';
 import { decodeScopeNumbers, LIMITS_SCRIPT } from './redis-scripts.js';
 import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome, type ScopeReading } from './store.js';
 

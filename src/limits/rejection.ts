@@ -2,7 +2,7 @@ import { errors, type GatewayError } from '../errors.js';
 import { formatGoDuration } from '../duration.js';
 import { rateLimitHeaders, wholeSeconds } from './headers.js';
 import { formatNanos } from '../money.js';
-import { limitKind, type LimitKind } from '../limit-kinds.js';
+import { limitKind, type LimitKind } from '../limit-kinds/index.js';
 import { isInflight, refuses, type Check, type Outcome } from './store.js';
 
 /** A slot frees when some request ends; there is no window to wait for, so suggest a short retry. */

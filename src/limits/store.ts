@@ -1,4 +1,4 @@
-import { limitKind, type CounterName } from '../limit-kinds.js';
+import { limitKind, type CounterName } from '../limit-kinds/index.js';
 
 /** Who a limit belongs to: the caller (static key or JWT subject), its team/project, or its whole team (SPEC 16). */
 export type LimitScope = 'key' | 'project' | 'team';

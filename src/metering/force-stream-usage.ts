@@ -1,4 +1,4 @@
-import { detectJsonEncoding } from '../json-encoding.js';
+import { detectJsonEncoding } from '../python-json/detect-encoding.js';
 import { skipJsonSpace } from './taps/json-scan.js';
 
 const INSERTED = Buffer.from('"stream_options":{"include_usage":true},');

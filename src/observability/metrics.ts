@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { AuthFailure } from '../auth/failure.js';
 import { EVICTION_REASONS, type ConnectionCounts, type EvictionReason } from '../connections/index.js';
 import type { GatewayError } from '../errors.js';
-import { LIMIT_NAMES } from '../limit-kinds.js';
+import { LIMIT_NAMES } from '../limit-kinds/index.js';
 import { NANOS_PER_UNIT } from '../money.js';
 import { PROJECT_FORBIDDEN } from '../projects/index.js';
 import { UPSTREAM_ERROR_KINDS, UPSTREAM_RETRY_REASONS, type UpstreamErrorKind, type UpstreamRetryReason } from '../proxy/upstream-error.js';

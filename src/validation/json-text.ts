@@ -1,4 +1,4 @@
-import { detectJsonEncoding } from '../json-encoding.js';
+import { detectJsonEncoding } from '../python-json/detect-encoding.js';
 
 /**
  * FastAPI's choice of body parsing: a body is parsed as JSON when Content-Type is missing or

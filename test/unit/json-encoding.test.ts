@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectJsonEncoding } from '../../src/json-encoding.js';
+import { detectJsonEncoding } from '../../src/python-json/detect-encoding.js';
 
 const bytes = (...b: number[]): Buffer => Buffer.from(b);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LimitPlan } from '../../../src/limits/plan.js';
-import type { LimitSet } from '../../../src/limit-kinds.js';
+import type { LimitSet } from '../../../src/limit-kinds/index.js';
 import { keyPrincipal, limitsConfig } from '../../integration/limits/limiter-fixtures.js';
 
 const DAY_MS = 86_400_000;

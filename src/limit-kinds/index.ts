@@ -1,4 +1,4 @@
-import { toNanos } from './money.js';
+import { toNanos } from '../money.js';
 
 /**
  * The one table of limit kinds (SPEC 6.3): what each limit counts, over which window, how it
