@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createAuthenticator, type AuthFailureLimit, type Authenticator, type RuntimeAdminKeys, type RuntimeKeys, type TeamStatus } from './auth/index.js';
-import { perUpstream, type Config } from './config/index.js';
+import { ConfigError, perUpstream, type Config } from './config/index.js';
 import type { Part } from './lifecycle.js';
 import type { Limiter } from './limits/index.js';
 import { createPriceBook, type Ledger, type PriceBook } from './metering/index.js';
@@ -9,7 +9,7 @@ import { createMetricsEndpoint, type Logger, type Metrics, type UpstreamTargetSt
 import { OwnershipGuard, ownershipPolicy, type OwnershipRegistry } from './ownership/index.js';
 import { createV1Handler, type V1Handler } from './pipeline/index.js';
 import type { Tracing } from './tracing/index.js';
-import { configRouteSpec, createRouteTable, createUpstream, ROUTES, routeOf, unguardedRoutes, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
+import { configRouteSpec, configRoutesProblem, createRouteTable, createUpstream, ROUTES, routeOf, unguardedRoutes, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
 import { createChatBodyChecker, type ChatBodyChecker } from './validation/index.js';
 
 /** What lives as long as the process: built once, shared by every configuration. */
@@ -64,6 +64,9 @@ const checkerSettings = (config: Config): string => `${config.rateLimits.default
 
 /** Builds the config-bound parts; `previous` lends what a reload did not change (the chat checker's workers). */
 export async function buildLive(config: Config, services: Services, previous?: Live): Promise<Live> {
+  const policy = ownershipPolicy(config);
+  const routesProblem = configRoutesProblem(config.routes, policy.enabled);
+  if (routesProblem !== undefined) throw new ConfigError(routesProblem);
   const authenticator = await createAuthenticator(config, services.runtimeKeys, services.teams, services.runtimeAdmins);
   const prices = createPriceBook(config.metering.prices);
   const upstreams = perUpstream((name) => createUpstream(name, config.upstreams[name], upstreamEventsOf(services.metrics)));
@@ -71,7 +74,6 @@ export async function buildLive(config: Config, services: Services, previous?: L
     previous && checkerSettings(previous.config) === checkerSettings(config)
       ? previous.chatChecker
       : createChatBodyChecker({ defaultCompletionTokens: config.rateLimits.defaultCompletionTokens, forceStreamUsage: config.metering.forceStreamUsage });
-  const policy = ownershipPolicy(config);
   const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics) : undefined;
   const routes = routeTableOf(config, previous);
   if (ownership) for (const route of unguardedRoutes(config.routes)) services.logger.warn({ route }, `route ${route} is unguarded: ownership is on, and the gateway checks no resource on it`);

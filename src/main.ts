@@ -53,9 +53,7 @@ async function orExit<T>(configPath: string, work: () => T | Promise<T>): Promis
     return await work();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    // Load errors name the file already; errors found while building (a bad PEM key) do not.
-    const message = err.message.startsWith(`${configPath}: `) ? err.message : `${configPath}: ${err.message}`;
-    process.stderr.write(`tollgate: ${message}\n`);
+    process.stderr.write(`tollgate: ${err.inFile(configPath)}\n`);
     process.exit(1);
   }
 }

@@ -34,7 +34,7 @@ export function reloader(configPath: string | undefined, live: LiveConfiguration
       return { status: 'reloaded', changed, restartRequired };
     } catch (err) {
       if (!echo) deps.metrics.recordConfigReload('error');
-      const message = err instanceof ConfigError ? err.message : `the configuration could not be applied: ${(err as Error).message}`;
+      const message = err instanceof ConfigError ? (configPath === undefined ? err.message : err.inFile(configPath)) : `the configuration could not be applied: ${(err as Error).message}`;
       if (!echo) deps.trail.record(actor, 'config.reload', 'config', 'invalid_config', requestId, actorRole);
       deps.status.refused(message);
       throw errors.invalidConfig(message);

@@ -4,7 +4,7 @@ import type { KeyAdmin } from '../auth/index.js';
 import { keyProjects, limitSetSchema, namePart } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
 import type { LimitName, LimitSet } from '../limits/index.js';
-import { isValidName, NAME_RULE } from '../projects/name.js';
+import { isValidName, NAME_RULE } from '../projects/index.js';
 import type { TeamAdmin } from '../teams/index.js';
 import { descriptionField, expiresAtField, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from './request.js';
 import { adminOf, insufficientRole, teamScopeOf } from './scope.js';

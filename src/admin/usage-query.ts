@@ -1,5 +1,5 @@
 import type { LedgerPageQuery, UsageAggregateQuery, UsageGroupBy } from '../store/index.js';
-import { isValidName, NAME_RULE } from '../projects/name.js';
+import { isValidName, NAME_RULE } from '../projects/index.js';
 import { dayRange, invalidQuery, onlyParams, singleParam } from './request.js';
 
 /** Longest range one query may cover, in days (inclusive): a leap year. */

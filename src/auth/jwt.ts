@@ -1,8 +1,7 @@
 import { createRemoteJWKSet, errors as joseErrors, importSPKI, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type CryptoKey } from 'jose';
 import { ConfigError, type JwtConfig } from '../config/index.js';
 import { errors } from '../errors.js';
-import { defaultProjectOf } from '../projects/default.js';
-import { isValidName, NAME_RULE } from '../projects/name.js';
+import { defaultProjectOf, isValidName, NAME_RULE } from '../projects/index.js';
 import type { Principal } from './principal.js';
 import { AuthFailure } from './failure.js';
 

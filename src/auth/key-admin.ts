@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { StaticKeyConfig } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
 import type { LimitSet } from '../limit-kinds/index.js';
-import { defaultProjectOf, defaultProjectRefusal, mayUseProject } from '../projects/default.js';
+import { defaultProjectOf, defaultProjectRefusal, mayUseProject } from '../projects/index.js';
 import { DatabaseUnavailableError, type ApiKeyRecord, type KeyPatch, type StoreHandle } from '../store/index.js';
 import type { KeySync } from './key-sync.js';
 import { storedDefaultProject, type RuntimeKeys } from './runtime-keys.js';

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { defaultProjectOf } from '../projects/default.js';
-import { isValidName, NAME_RULE } from '../projects/name.js';
+import { defaultProjectOf, isValidName, NAME_RULE } from '../projects/index.js';
 import { newKeySecret, sha256Hex } from './static-keys.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, StoredKey } from '../store/index.js';
 import type { LimitSet } from '../limit-kinds/index.js';
-import { defaultProjectOf } from '../projects/default.js';
+import { defaultProjectOf } from '../projects/index.js';
 import { AuthFailure } from './failure.js';
 import type { Principal } from './principal.js';
 

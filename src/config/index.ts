@@ -17,6 +17,11 @@ export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, Jwt
 /** A configuration problem: one line naming the key path and what is wrong. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
+
+  /** The message naming the file: load errors name it already; those found while building the gateway from it (a bad PEM key, a route overlapping a built-in one) do not. */
+  inFile(path: string): string {
+    return this.message.startsWith(`${path}: `) ? this.message : `${path}: ${this.message}`;
+  }
 }
 
 type Env = Record<string, string | undefined>;

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { ROUTES, templatesOverlap } from '../proxy/routes.js';
 import { UPSTREAM_NAMES, type UpstreamName } from './upstreams.js';
 
 /*
- * `routes:` (SPEC 20): routes the operator adds to the built-in table without a release. Each is
- * checked here, so a bad one is the one-line config error with its key path at start-up and a
- * 400 invalid_config on reload (the running table kept).
+ * `routes:` (SPEC 20): routes the operator adds to the built-in table without a release. The shape
+ * of each is checked here; what needs the built-in table and the ownership policy (overlap, an
+ * unguarded service route) is checked by proxy/ when the route table is built. Either way a bad
+ * one is the one-line config error with its key path at start-up and a 400 invalid_config on
+ * reload (the running table kept).
  */
 
 /** A resource kind: what the ownership registry and /admin/resources name it by (stored as text). */
@@ -81,18 +82,3 @@ export const routesSchema = z
   .array(routeConfigSchema)
   .nullish()
   .transform((v) => v ?? []);
-
-/** Issues of the routes as a whole: overlap with a built-in route, an unguarded service route while ownership is on. */
-export function checkRoutes(routes: readonly RouteConfig[], ownershipOn: boolean, ctx: z.RefinementCtx): void {
-  routes.forEach((route, i) => {
-    const builtIn = ROUTES.find((r) => templatesOverlap(r.template, route.path));
-    if (builtIn) ctx.addIssue({ code: 'custom', path: ['routes', i, 'path'], message: `overlaps the built-in route ${builtIn.template}` });
-    if (ownershipOn && route.upstream === 'service' && route.ownership === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['routes', i, 'ownership'],
-        message: 'ownership is on: a route to the service must say how it is guarded (creates, checks, checks-body) or say unguarded',
-      });
-    }
-  });
-}

@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import { perUpstream } from './upstreams.js';
 import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds/index.js';
-import { defaultProjectOf, defaultProjectRefusal } from '../projects/default.js';
-import { NAME_PATTERN, NAME_RULE } from '../projects/name.js';
-import { ownershipPolicy } from '../ownership/policy.js';
-import { checkRoutes, routesSchema } from './routes.js';
+import { defaultProjectOf, defaultProjectRefusal, NAME_PATTERN, NAME_RULE } from '../projects/index.js';
+import { routesSchema } from './routes.js';
 import { tracingSchema } from './tracing.js';
 
 /** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
@@ -394,7 +392,6 @@ export const configSchema = z
       if (teams.has(team.id)) ctx.addIssue({ code: 'custom', path: ['teams', i, 'id'], message: `duplicate team id "${team.id}"` });
       teams.add(team.id);
     });
-    checkRoutes(config.routes, ownershipPolicy(config).enabled, ctx);
   });
 
 export type Config = z.infer<typeof configSchema>;

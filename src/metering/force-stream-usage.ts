@@ -1,4 +1,4 @@
-import { detectJsonEncoding } from '../python-json/detect-encoding.js';
+import { detectJsonEncoding } from '../python-json/index.js';
 import { skipJsonSpace } from './taps/json-scan.js';
 
 const INSERTED = Buffer.from('"stream_options":{"include_usage":true},');
@@ -13,7 +13,7 @@ export interface ForcedBody {
 
 /**
  * Offset of the body's opening `{` (after JSON whitespace or a UTF-8 BOM), or -1 — also for a
- * body in UTF-16 or UTF-32, which Python reads too (../json-encoding.ts): ASCII bytes
+ * body in UTF-16 or UTF-32, which Python reads too (../python-json/detect-encoding.ts): ASCII bytes
  * inserted there would break it.
  */
 function openingBrace(raw: Buffer): number {

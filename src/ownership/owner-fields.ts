@@ -1,5 +1,5 @@
 import { errors, type GatewayError } from '../errors.js';
-import { pythonTopLevelMembers, type PyValue, type PythonReadLimits } from '../validation/index.js';
+import { pythonTopLevelMembers, type PyValue, type PythonReadLimits } from '../python-json/index.js';
 import { StreamRefused, TopLevelStream, type StreamRefusal } from './top-level-stream.js';
 
 /*

@@ -1,7 +1,7 @@
-import type { PythonReadLimits } from '../validation/index.js';
+import type { PythonReadLimits } from '../python-json/index.js';
 
 /*
- * The streamed twin of `pythonTopLevelMembers` (src/validation/python-json/decoder.ts): reads a
+ * The streamed twin of `pythonTopLevelMembers` (src/python-json/decoder.ts): reads a
  * body's bytes as they arrive, in O(1) memory per byte (the values of wanted members aside), and
  * reaches exactly the verdict Python's `json.loads(raw_bytes)` reaches on the whole body — for
  * strict UTF-8 bytes without a BOM, the only ones it accepts. Once the text is known not to be

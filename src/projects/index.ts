@@ -2,6 +2,8 @@ import { ERROR_CATALOGUE } from '../error-catalogue.js';
 import { errors } from '../errors.js';
 import { isValidName } from './name.js';
 
+export { isValidName, NAME_PATTERN, NAME_RULE } from './name.js';
+
 export { DEFAULT_PROJECT, defaultProjectOf, defaultProjectRefusal, mayUseProject } from './default.js';
 
 /** The error code of a project the principal may not use (also an auth-failure metric reason). */

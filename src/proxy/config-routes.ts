@@ -1,5 +1,5 @@
-import type { RouteConfig } from '../config/routes.js';
-import type { OwnershipRule, RouteSpec } from './routes.js';
+import type { RouteConfig } from '../config/index.js';
+import { ROUTES, templatesOverlap, type OwnershipRule, type RouteSpec } from './routes.js';
 
 /**
  * A `routes:` entry (SPEC 20) as an entry of the route table, the same kind as the built-in
@@ -33,4 +33,20 @@ function ownershipRuleOf(rule: RouteConfig['ownership']): OwnershipRule | undefi
 /** Config routes to the service that say `unguarded`: named in a warning while ownership is on. */
 export function unguardedRoutes(routes: readonly RouteConfig[]): string[] {
   return routes.filter((r) => r.upstream === 'service' && r.ownership === 'unguarded').map((r) => `${r.methods.join(',')} ${r.path}`);
+}
+
+/**
+ * What is wrong with the configuration's routes taken with the built-in table and the ownership
+ * policy, as a config error says it (`routes[0].path: ...`): a config route may not overlap a
+ * built-in one, and while ownership is on a route to the service must say how it is guarded.
+ */
+export function configRoutesProblem(routes: readonly RouteConfig[], ownershipOn: boolean): string | undefined {
+  for (const [i, route] of routes.entries()) {
+    const builtIn = ROUTES.find((r) => templatesOverlap(r.template, route.path));
+    if (builtIn) return `routes[${i}].path: overlaps the built-in route ${builtIn.template}`;
+    if (ownershipOn && route.upstream === 'service' && route.ownership === undefined) {
+      return `routes[${i}].ownership: ownership is on: a route to the service must say how it is guarded (creates, checks, checks-body) or say unguarded`;
+    }
+  }
+  return undefined;
 }

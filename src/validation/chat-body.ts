@@ -1,9 +1,9 @@
 import { MAX_DETAIL_ITEMS } from './fastapi-422/bounds.js';
 import { detailItem, type ValidationDetail } from './fastapi-422/detail.js';
 import { decodeJsonText, isJsonContentType } from './json-text.js';
-import { jsonParseKeepsPythonValues } from '../python-json/exact-parse.js';
-import { decodePythonJson, pythonJsonError } from '../python-json/decoder.js';
-import { toJsValue, type PyDict, type PyValue } from '../python-json/value.js';
+import { jsonParseKeepsPythonValues } from '../python-json/index.js';
+import { decodePythonJson, pythonJsonError } from '../python-json/index.js';
+import { toJsValue, type PyDict, type PyValue } from '../python-json/index.js';
 
 /** A chat body that passed validation; every other property is kept as sent. */
 export interface ChatBody {

@@ -7,8 +7,6 @@ export type { ChatBodyCheck } from './chat-body-check.js';
 export { createChatBodyChecker, type ChatBodyChecker, type ChatBodyCheckerOptions } from './chat-body-checker.js';
 export type { ChatFacts, ChatSampling } from './chat-facts.js';
 // Guarded bodies' owner fields are read as Python reads them (src/ownership, SPEC 13.1).
-export { pythonTopLevelMembers, type PythonReadLimits } from '../python-json/decoder.js';
-export type { PyValue } from '../python-json/value.js';
 export type { ValidationDetail } from './fastapi-422/detail.js';
 export { estimateChatTokens } from './token-estimate.js';
 export { renderValidationBody } from './fastapi-422/validation-body.js';

@@ -1,4 +1,4 @@
-import { detectJsonEncoding } from '../python-json/detect-encoding.js';
+import { detectJsonEncoding } from '../python-json/index.js';
 
 /**
  * FastAPI's choice of body parsing: a body is parsed as JSON when Content-Type is missing or
@@ -35,7 +35,7 @@ function decodeUtf16(raw: Buffer, start: number, littleEndian: boolean): string 
 
 /**
  * The text `json.loads(bytes)` parses: the encoding chosen as `json.detect_encoding` does
- * (../json-encoding.ts; a BOM is dropped). Bytes that do not decode become U+FFFD, where
+ * (../python-json/detect-encoding.ts; a BOM is dropped). Bytes that do not decode become U+FFFD, where
  * Python would fail and FastAPI answer 400.
  */
 export function decodeJsonText(raw: Buffer): string {

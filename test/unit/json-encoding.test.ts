@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectJsonEncoding } from '../../src/python-json/detect-encoding.js';
+import { detectJsonEncoding } from '../../src/python-json/index.js';
 
 const bytes = (...b: number[]): Buffer => Buffer.from(b);
 

@@ -1,7 +1,7 @@
 // The 422 rendering as it was before bounds were added (commit 665e24f), kept verbatim: the
 // oracle of the fuzz test's exactness property and the "before" of bench/hostile-bodies/hostile-bodies.ts.
 // Not used by the gateway.
-import { PyFloat, PyInt } from '../../../src/python-json/value.js';
+import { PyFloat, PyInt } from '../../../src/python-json/index.js';
 
 /**
  * Python's `repr(float)`: the shortest round-trip digits (the same digits JavaScript picks),

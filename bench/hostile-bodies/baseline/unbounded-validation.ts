@@ -3,8 +3,8 @@
 // of bench/hostile-bodies/hostile-bodies.ts. Not used by the gateway.
 import { detailItem, renderableInput, type ValidationDetail } from '../../../src/validation/fastapi-422/detail.js';
 import { decodeJsonText, isJsonContentType } from '../../../src/validation/json-text.js';
-import { decodePythonJson } from '../../../src/python-json/decoder.js';
-import { toJsValue, type PyValue } from '../../../src/python-json/value.js';
+import { decodePythonJson } from '../../../src/python-json/index.js';
+import { toJsValue, type PyValue } from '../../../src/python-json/index.js';
 import { renderFastApiJson } from './unbounded-json-encoder.js';
 
 /** A chat body that passed validation; every other property is kept as sent. */

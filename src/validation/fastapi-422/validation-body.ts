@@ -1,6 +1,6 @@
 import { ECHO_BUDGET_BYTES, ECHO_FLOOR_BYTES } from './bounds.js';
 import { renderableInput, type ValidationDetail } from './detail.js';
-import { renderFastApiJson, renderFastApiJsonWithin } from '../../python-json/encoder.js';
+import { renderFastApiJson, renderFastApiJsonWithin } from '../../python-json/index.js';
 
 /**
  * The exact JSON text FastAPI sends with a 422: `{"detail":[...]}` as Starlette's JSONResponse

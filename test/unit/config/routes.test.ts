@@ -1,17 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../../src/config/index.js';
-import { configRouteSpec, createRouteTable, resolveRoute, ROUTES, templatesOverlap } from '../../../src/proxy/index.js';
+import { configRouteSpec, configRoutesProblem, createRouteTable, resolveRoute, ROUTES, templatesOverlap } from '../../../src/proxy/index.js';
+import { ownershipPolicy } from '../../../src/ownership/index.js';
 import { GatewayError } from '../../../src/errors.js';
 
 const upstreams = (auth = 'passthrough'): string => `upstreams: {service: {url: "http://svc:9000", auth: ${auth}}, inference: {url: "http://inf:9001"}}\n`;
 const SHARED = '{bearer: k}';
 
-/** The first line of the config error for these routes, or 'ok'. */
+/**
+ * The first line of the config error for these routes, or 'ok': config/ checks each route's shape,
+ * proxy/ what needs the built-in table and the ownership policy (as the gateway does when it builds).
+ */
 function verdict(routes: string, auth = 'passthrough'): string {
   try {
-    parseConfig(`${upstreams(auth)}routes:\n${routes}`, {});
-    return 'ok';
+    const config = parseConfig(`${upstreams(auth)}routes:\n${routes}`, {});
+    const problem = configRoutesProblem(config.routes, ownershipPolicy(config).enabled);
+    return problem === undefined ? 'ok' : `config: ${problem}`;
   } catch (err) {
     if (err instanceof ConfigError) return err.message;
     throw err;

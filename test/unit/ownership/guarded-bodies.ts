@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import { JobModelIdReader, readOwnerFields, type OwnerFields } from '../../../src/ownership/owner-fields.js';
 import { StreamRefused, TopLevelStream, type StreamedValue } from '../../../src/ownership/top-level-stream.js';
-import { PyFloat, PyInt, type PyValue } from '../../../src/python-json/value.js';
+import { PyFloat, PyInt, type PyValue } from '../../../src/python-json/index.js';
 
 /**
  * Guarded bodies (job and model creations) for the owner-field readers' property tests: bodies

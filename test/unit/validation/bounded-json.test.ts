@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/encoder.js';
-import { PyFloat, PyInt } from '../../../src/python-json/value.js';
+import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/index.js';
+import { PyFloat, PyInt } from '../../../src/python-json/index.js';
 
 const within = (value: unknown, limit: number): string => renderFastApiJsonWithin(value, limit).text;
 

@@ -11,11 +11,11 @@ import {
   type ChatBodyCheck,
 } from '../../../src/validation/index.js';
 import { ECHO_BUDGET_BYTES } from '../../../src/validation/fastapi-422/bounds.js';
-import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/encoder.js';
+import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/index.js';
 import { stringifyWithoutRecursion } from '../../../src/validation/stack-safe-stringify.js';
 import { renderFastApiJson as renderFastApiJsonBefore } from '../../../bench/hostile-bodies/baseline/unbounded-json-encoder.js';
 import { unboundedAnswer } from '../../../bench/hostile-bodies/baseline/unbounded-validation.js';
-import { PyFloat } from '../../../src/python-json/value.js';
+import { PyFloat } from '../../../src/python-json/index.js';
 
 // Property-based checks of the chat body checker over arbitrary bytes and JSON texts (chat
 // shaped or not, Python-only number forms, unicode, deep nesting, corrupted). Runs are bounded

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonParseKeepsPythonValues } from '../../../src/python-json/exact-parse.js';
+import { jsonParseKeepsPythonValues } from '../../../src/python-json/index.js';
 
 describe('jsonParseKeepsPythonValues', () => {
   const cases: ReadonlyArray<readonly [string, boolean, string]> = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderValidationBody } from '../../../src/validation/index.js';
-import { pythonFloatRepr } from '../../../src/python-json/encoder.js';
+import { pythonFloatRepr } from '../../../src/python-json/index.js';
 
 describe('pythonFloatRepr matches Python repr(float)', () => {
   const cases: ReadonlyArray<readonly [number, string]> = [
