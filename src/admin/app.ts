@@ -14,8 +14,8 @@ import { audited, type AuditTrail } from './audit.js';
 import { ConsoleSessions } from '../sessions/index.js';
 import { requireAdmin, requireCsrfToken } from './auth.js';
 import { mountSessionRoutes } from './session.js';
-import { refuseNul } from './request.js';
-import { authorize } from './scope.js';
+import { refuseNul } from '../admin-requests/request.js';
+import { authorize } from '../admin-requests/scope.js';
 import type { Reload } from './reload.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
 

@@ -6,8 +6,8 @@ import type { OwnershipRegistry } from '../ownership/index.js';
 import { DatabaseUnavailableError, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
 import { nounOf } from '../ownership/guard.js';
 import { databaseUnavailable } from './audit.js';
-import { invalidQuery, onlyParams, parseBody, singleParam } from './request.js';
-import { narrowedTeam } from './scope.js';
+import { invalidQuery, onlyParams, parseBody, singleParam } from '../admin-requests/request.js';
+import { narrowedTeam } from '../admin-requests/scope.js';
 
 /** `entity/project/name`: the name a chat request uses for the model (`wandb-artifact:///entity/project/name`). */
 const artifactSchema = z.string().regex(/^[^/\s]+\/[^/\s]+\/[^/\s:]+$/, 'must be entity/project/name, the path of its wandb-artifact:/// name');

@@ -5,16 +5,16 @@ import type { Ledger } from '../metering/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { StoreHandle } from '../store/index.js';
 import type { TeamAdmin } from '../teams/index.js';
-import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from './admin-keys.js';
+import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from '../admin-keys/admin-key-routes.js';
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
-import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from './keys.js';
+import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from '../keys/key-routes.js';
 import { configStatusHandler, reloadHandler, type Reload } from './reload.js';
 import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
-import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from './teams.js';
+import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from '../teams/team-routes.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
 
-import type { AdminRole, RoleAccess } from './scope.js';
+import type { AdminRole, RoleAccess } from '../admin-requests/scope.js';
 
 export type { AdminRole, RoleAccess };
 

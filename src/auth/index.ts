@@ -4,7 +4,7 @@ import { AuthFailure } from './failure.js';
 import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
 import type { RuntimeKeys } from './runtime-keys.js';
-import type { RuntimeAdminKeys } from './admin-keys.js';
+import type { RuntimeAdminKeys } from './runtime-admin-keys.js';
 import { sha256Hex, StaticKeyTable } from './static-keys.js';
 
 export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './failure.js';
@@ -12,10 +12,10 @@ export { AuthFailureLimit, type AuthFailureLimitOptions } from './failure-limit.
 export { clientAddress } from './client-address.js';
 export type { Principal, ProjectRef } from './principal.js';
 export { RuntimeKeys, type RuntimeKey } from './runtime-keys.js';
-export { startKeySync, type KeySync, type KeySyncOptions } from './key-sync.js';
+export { startKeySync, type KeySync, type KeySyncOptions } from '../keys/key-sync.js';
 export { sha256Hex } from './static-keys.js';
-export { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys, type AdminKeyView, type NewAdminKey } from './admin-keys.js';
-export { KeyAdmin, type KeyView, type KeyWithSecret, type NewKey, type KeyChanges } from './key-admin.js';
+export { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys, type AdminKeyView, type NewAdminKey } from './runtime-admin-keys.js';
+export { KeyAdmin, type KeyView, type KeyWithSecret, type NewKey, type KeyChanges } from '../keys/key-admin.js';
 
 /** The identity behind an admin key: may call /admin/*, nothing under /v1. */
 export interface AdminPrincipal {

@@ -6,8 +6,8 @@ import { errors, type GatewayError } from '../errors.js';
 import type { LimitName, LimitSet } from '../limits/index.js';
 import { isValidName, NAME_RULE } from '../projects/index.js';
 import type { TeamAdmin } from '../teams/index.js';
-import { descriptionField, expiresAtField, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from './request.js';
-import { adminOf, insufficientRole, teamScopeOf } from './scope.js';
+import { descriptionField, expiresAtField, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from '../admin-requests/request.js';
+import { adminOf, insufficientRole, teamScopeOf } from '../admin-requests/scope.js';
 
 
 const createKeySchema = z
