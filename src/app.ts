@@ -1,7 +1,8 @@
 import type { RequestListener } from 'node:http';
 import { createOperationsApp, type ReloadResult } from './admin/app.js';
 import { AuditTrail } from './admin/audit.js';
-import { AdminKeyAdmin, AUTH_FAILURE_REASONS, AuthFailureLimit, KeyAdmin, RuntimeAdminKeys, RuntimeKeys, startKeySync, syncAdminKeys } from './auth/index.js';
+import { AdminKeyAdmin, AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys, syncAdminKeys } from './auth/index.js';
+import { KeyAdmin, startKeySync } from './keys/index.js';
 import { ConfigStatus, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
 import { createConsoleHandler, type ConsoleHandler } from './console/index.js';

@@ -3,7 +3,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { forceStreamUsage } from '../../src/metering/force-stream-usage.js';
+import { forceStreamUsage } from '../../src/metering/index.js';
 import { createChatBodyChecker, estimateChatTokens, type ChatBodyCheck, type ChatBodyChecker } from '../../src/validation/index.js';
 import { renderValidationBodyUnbounded, validateChatBodyUnbounded } from './baseline/unbounded-validation.js';
 import { hostileBodies, inlineEdgeBodies, ordinaryBodies, type BodyCase } from './hostile-body-cases.js';

@@ -7,7 +7,7 @@ import { ProxyServer } from 'http-proxy-3';
 import { pino } from 'pino';
 import { createGateway } from '../../src/app.js';
 import { validateConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger } from '../../src/observability/index.js';
 import { createGatewayServer } from '../../src/server.js';
 import { announceListening, exitWithParent } from '../processes/child-lifecycle.js';
 import { answerStatsRequests, ownStats } from '../processes/process-stats.js';

@@ -2,7 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AdminKeyAdmin } from '../auth/index.js';
 import { adminKeyTeamProblem, adminRoleSchema, namePart, type ADMIN_ROLES } from '../config/index.js';
-import { descriptionField, expiresAtField, onlyParams, parseBody } from '../admin-requests/request.js';
+import { descriptionField, expiresAtField, onlyParams, parseBody } from '../admin-requests/index.js';
 
 /** A body naming a role and a team (SPEC 16): a team-admin names its team, the other roles none. A body without a role is checked against the key (AdminKeyAdmin.update). */
 const roleAndTeam = <T extends { role?: (typeof ADMIN_ROLES)[number] | undefined; team?: string | null | undefined }>(key: T, ctx: z.RefinementCtx): void => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import type { AdminKeyAdmin, AuthFailureLimit, Authenticator, KeyAdmin } from '../auth/index.js';
+import type { AdminKeyAdmin, AuthFailureLimit, Authenticator } from '../auth/index.js';
+import type { KeyAdmin } from '../keys/index.js';
 import type { Config, ConfigStatus } from '../config/index.js';
 import { asGatewayError, errors, GatewayError, writeError } from '../errors.js';
 import type { Limiter } from '../limits/index.js';
@@ -14,8 +15,8 @@ import { audited, type AuditTrail } from './audit.js';
 import { ConsoleSessions } from '../sessions/index.js';
 import { requireAdmin, requireCsrfToken } from './auth.js';
 import { mountSessionRoutes } from './session.js';
-import { refuseNul } from '../admin-requests/request.js';
-import { authorize } from '../admin-requests/scope.js';
+import { refuseNul } from '../admin-requests/index.js';
+import { authorize } from '../admin-requests/index.js';
 import type { Reload } from './reload.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
 

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { ConfigStatus } from '../config/index.js';
-import { invalidQuery } from '../admin-requests/request.js';
+import { invalidQuery } from '../admin-requests/index.js';
 
 /** What a reload answers (SPEC 12.2). */
 export interface ReloadResult {

@@ -1,20 +1,21 @@
 import type { RequestHandler } from 'express';
-import type { AdminKeyAdmin, KeyAdmin } from '../auth/index.js';
+import type { AdminKeyAdmin } from '../auth/index.js';
+import type { KeyAdmin } from '../keys/index.js';
 import type { ConfigStatus } from '../config/index.js';
 import type { Ledger } from '../metering/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { StoreHandle } from '../store/index.js';
 import type { TeamAdmin } from '../teams/index.js';
-import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from '../admin-keys/admin-key-routes.js';
+import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from '../admin-keys/index.js';
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
-import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from '../keys/key-routes.js';
+import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from '../keys/index.js';
 import { configStatusHandler, reloadHandler, type Reload } from './reload.js';
 import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
-import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from '../teams/team-routes.js';
+import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from '../teams/index.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
 
-import type { AdminRole, RoleAccess } from '../admin-requests/scope.js';
+import type { AdminRole, RoleAccess } from '../admin-requests/index.js';
 
 export type { AdminRole, RoleAccess };
 

@@ -1,6 +1,6 @@
 import type { LedgerPageQuery, UsageAggregateQuery, UsageGroupBy } from '../store/index.js';
 import { isValidName, NAME_RULE } from '../projects/index.js';
-import { dayRange, invalidQuery, onlyParams, singleParam } from '../admin-requests/request.js';
+import { dayRange, invalidQuery, onlyParams, singleParam } from '../admin-requests/index.js';
 
 /** Longest range one query may cover, in days (inclusive): a leap year. */
 const MAX_QUERY_DAYS = 366;

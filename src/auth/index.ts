@@ -11,11 +11,9 @@ export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './fai
 export { AuthFailureLimit, type AuthFailureLimitOptions } from './failure-limit.js';
 export { clientAddress } from './client-address.js';
 export type { Principal, ProjectRef } from './principal.js';
-export { RuntimeKeys, type RuntimeKey } from './runtime-keys.js';
-export { startKeySync, type KeySync, type KeySyncOptions } from '../keys/key-sync.js';
-export { sha256Hex } from './static-keys.js';
+export { RuntimeKeys, storedDefaultProject, type RuntimeKey } from './runtime-keys.js';
+export { newKeySecret, sha256Hex, StaticKeyTable } from './static-keys.js';
 export { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys, type AdminKeyView, type NewAdminKey } from './runtime-admin-keys.js';
-export { KeyAdmin, type KeyView, type KeyWithSecret, type NewKey, type KeyChanges } from '../keys/key-admin.js';
 
 /** The identity behind an admin key: may call /admin/*, nothing under /v1. */
 export interface AdminPrincipal {

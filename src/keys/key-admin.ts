@@ -5,8 +5,8 @@ import type { LimitSet } from '../limit-kinds/index.js';
 import { defaultProjectOf, defaultProjectRefusal, mayUseProject } from '../projects/index.js';
 import { DatabaseUnavailableError, type ApiKeyRecord, type KeyPatch, type StoreHandle } from '../store/index.js';
 import type { KeySync } from './key-sync.js';
-import { storedDefaultProject, type RuntimeKeys } from '../auth/runtime-keys.js';
-import { newKeySecret, sha256Hex } from '../auth/static-keys.js';
+import { storedDefaultProject, type RuntimeKeys } from '../auth/index.js';
+import { newKeySecret, sha256Hex } from '../auth/index.js';
 
 /** A key as the admin API shows it (SPEC 12.1): never its secret or a digest. */
 export interface KeyView {

@@ -1,13 +1,13 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import type { KeyAdmin } from '../auth/index.js';
+import type { KeyAdmin } from './key-admin.js';
 import { keyProjects, limitSetSchema, namePart } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
 import type { LimitName, LimitSet } from '../limits/index.js';
 import { isValidName, NAME_RULE } from '../projects/index.js';
 import type { TeamAdmin } from '../teams/index.js';
-import { descriptionField, expiresAtField, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from '../admin-requests/request.js';
-import { adminOf, insufficientRole, teamScopeOf } from '../admin-requests/scope.js';
+import { descriptionField, expiresAtField, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from '../admin-requests/index.js';
+import { adminOf, insufficientRole, teamScopeOf } from '../admin-requests/index.js';
 
 
 const createKeySchema = z

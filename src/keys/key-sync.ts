@@ -1,5 +1,5 @@
 import { StoreMirror, type StoreHandle } from '../store/index.js';
-import type { RuntimeKeys } from '../auth/runtime-keys.js';
+import type { RuntimeKeys } from '../auth/index.js';
 
 export interface KeySyncOptions {
   /** Full reload period: the fallback should a change notification be missed. */

@@ -6,7 +6,7 @@ import { MemoryStore } from './memory-store.js';
 import { LimitPlan, wholeUnits, type TeamLimitSource } from './plan.js';
 import { rejectionFor } from './rejection.js';
 import { StoreUnavailableError, type Check, type LimitScope, type LimitStore, type Outcome, type ScopeReading } from './store.js';
-import type { Principal, ProjectRef } from '../auth/principal.js';
+import type { Principal, ProjectRef } from '../auth/index.js';
 
 /** What the limiter is built from and reconfigured with: limits, the key prefix of its counters, the price currency of its 429s. */
 export type LimiterConfig = Pick<Config, 'rateLimits' | 'redis' | 'metering'>;

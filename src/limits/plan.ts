@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { Principal, ProjectRef } from '../auth/principal.js';
+import type { Principal, ProjectRef } from '../auth/index.js';
 import { msToUtcMidnight, msToUtcMonthEnd, utcMonthStart } from '../calendar.js';
 import { counterLimit, LIMIT_KINDS, SPEND_KINDS, UNLIMITED_MAX, type CounterName, type LimitKind, type LimitSet } from '../limit-kinds/index.js';
 import type { Check, LimitScope } from './store.js';

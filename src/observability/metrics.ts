@@ -1,11 +1,11 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { AuthFailure } from '../auth/failure.js';
+import { AuthFailure } from '../auth/index.js';
 import { EVICTION_REASONS, type ConnectionCounts, type EvictionReason } from '../connections/index.js';
 import type { GatewayError } from '../errors.js';
 import { LIMIT_NAMES } from '../limit-kinds/index.js';
 import { NANOS_PER_UNIT } from '../money.js';
 import { PROJECT_FORBIDDEN } from '../projects/index.js';
-import { UPSTREAM_ERROR_KINDS, UPSTREAM_RETRY_REASONS, type UpstreamErrorKind, type UpstreamRetryReason } from '../proxy/upstream-error.js';
+import { UPSTREAM_ERROR_KINDS, UPSTREAM_RETRY_REASONS, type UpstreamErrorKind, type UpstreamRetryReason } from '../proxy/index.js';
 
 /** `route` is always the route template (e.g. `/v1/preview/models/{model_id}`), never a raw path. */
 export interface RequestLabels {

@@ -1,5 +1,5 @@
 import { asGatewayError, ValidationError, writeError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/index.js';
 import type { Metrics } from '../observability/index.js';
 import type { Exchange } from './exchange.js';
 

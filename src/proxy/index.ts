@@ -2,7 +2,7 @@ export { assertNoEncodedNul, createRouteTable, malformedPathEncoding, pathParam,
 export { configRouteSpec, configRoutesProblem, unguardedRoutes } from './config-routes.js';
 export type { UpstreamName } from '../config/index.js';
 export { createUpstream, type Upstream, type UpstreamEvents, type ForwardHandlers, type ForwardHandle } from './upstream.js';
-export type { UpstreamErrorKind, UpstreamRetryReason } from './upstream-error.js';
+export { UPSTREAM_ERROR_KINDS, UPSTREAM_RETRY_REASONS, type UpstreamErrorKind, type UpstreamRetryReason } from './upstream-error.js';
 export { relayResponse, type BodyTap, type RelayOutcome } from './relay.js';
 export { readBody, BodyLimitCounter, BufferedBody, assertDeclaredLength, type BufferedRequest, type ReadLimits } from './body.js';
 export { BufferBudget } from './buffer-budget.js';

@@ -1,4 +1,4 @@
-import { AuthFailure } from '../../src/auth/failure.js';
+import { AuthFailure } from '../../src/auth/index.js';
 import { GatewayError } from '../../src/errors.js';
 
 export type AuthRefusal = { status: number; code: string; reason: string; message: string } | 'accepted';

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { KeyAdmin, RuntimeKeys, startKeySync, type KeySync } from '../../../src/auth/index.js';
+import { RuntimeKeys } from '../../../src/auth/index.js';
+import { KeyAdmin, startKeySync, type KeySync } from '../../../src/keys/index.js';
 import { StoreHandle } from '../../../src/store/index.js';
 import { silentLogger } from '../../../src/store/core/logger.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';

@@ -165,7 +165,7 @@ describe('a config key naming a defaultProject outside its projects', () => {
 
 describe('npm run keygen', () => {
   it('prints an entry that names its default project, which the config accepts as printed', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/auth/keygen.ts', '--team', 'team-a', '--projects', 'prod,research', '--id', 'ci']);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/keys/keygen.ts', '--team', 'team-a', '--projects', 'prod,research', '--id', 'ci']);
     const entry = stdout.slice(stdout.indexOf('    - id: ci'));
     expect(entry).toMatch(/^ {4}- id: ci\n {6}sha256: "[0-9a-f]{64}"\n {6}team: team-a\n {6}projects: \["prod", "research"\]\n {6}defaultProject: prod\n$/);
     const config = parseConfig(`upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nauth:\n  keys:\n${entry}`, {});

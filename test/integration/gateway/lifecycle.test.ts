@@ -162,12 +162,12 @@ describe('one shutdown deadline', () => {
 describe('npm run keygen', () => {
   it('runs the compiled file with plain Node, as in the production image (no tsx there)', async () => {
     const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.keygen).toBe('node dist/src/auth/keygen.js');
+    expect(pkg.scripts.keygen).toBe('node dist/src/keys/keygen.js');
     const outDir = mkdtempSync(join(tmpdir(), 'tollgate-keygen-'));
     const tsc = resolve(ROOT, 'node_modules/typescript/bin/tsc');
     const options = ['--noCheck', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--rootDir', ROOT, '--outDir', outDir, '--types', 'node'];
-    await promisify(execFile)(process.execPath, [tsc, ...options, resolve(ROOT, 'src/auth/keygen.ts')], { cwd: ROOT });
-    const { stdout } = await promisify(execFile)(process.execPath, [join(outDir, 'src/auth/keygen.js'), '--team', 'team-a'], { cwd: outDir });
+    await promisify(execFile)(process.execPath, [tsc, ...options, resolve(ROOT, 'src/keys/keygen.ts')], { cwd: ROOT });
+    const { stdout } = await promisify(execFile)(process.execPath, [join(outDir, 'src/keys/keygen.js'), '--team', 'team-a'], { cwd: outDir });
     expect(stdout).toMatch(/^API key \(shown once, store it now\):\n\n {2}tg-[A-Za-z0-9_-]{32}\n/);
   });
 
@@ -177,7 +177,7 @@ describe('npm run keygen', () => {
   });
 
   it('prints a key once and a YAML entry holding only its SHA-256', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/auth/keygen.ts', '--team', 'team-a', '--projects', 'prod,research', '--id', 'ci'], { cwd: ROOT });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/keys/keygen.ts', '--team', 'team-a', '--projects', 'prod,research', '--id', 'ci'], { cwd: ROOT });
     const key = /\n {2}(tg-[A-Za-z0-9_-]{32})\n/.exec(stdout)?.[1];
     expect(key).toBeDefined();
     const digest = createHash('sha256').update(key!).digest('hex');
@@ -186,7 +186,7 @@ describe('npm run keygen', () => {
   });
 
   it('refuses to run without --team', async () => {
-    const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/auth/keygen.ts'], { cwd: ROOT }).catch((err: { code: number; stderr: string }) => err);
+    const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/keys/keygen.ts'], { cwd: ROOT }).catch((err: { code: number; stderr: string }) => err);
     expect((result as { code: number }).code).toBe(1);
     expect((result as { stderr: string }).stderr).toBe('keygen: --team <team> is required (1-128 of [A-Za-z0-9._-])\n');
   });

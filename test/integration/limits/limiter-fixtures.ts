@@ -1,5 +1,5 @@
 import { configSchema, type Config, type LimitSet } from '../../../src/config/schema.js';
-import type { Principal, ProjectRef } from '../../../src/auth/principal.js';
+import type { Principal, ProjectRef } from '../../../src/auth/index.js';
 import { GatewayError } from '../../../src/errors.js';
 import { createLimiter, createLimitStore, type Admission, type AdmissionRequest, type Limiter, type LimitEvents } from '../../../src/limits/index.js';
 import { decodeScopeNumbers, type ScopeNumbers } from '../../../src/limits/redis-scripts.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CsvNumber, toCsv } from '../../../src/admin-requests/csv.js';
+import { CsvNumber, toCsv } from '../../../src/admin-requests/index.js';
 
 // /admin/usage as CSV is opened in spreadsheets: a model name a client chose must never run as a
 // formula, and the numbers must stay numbers that sum.

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { authorize, narrowedTeam, type RouteAccess } from '../../../src/admin-requests/scope.js';
+import { authorize, narrowedTeam, type RouteAccess } from '../../../src/admin-requests/index.js';
 import type { AdminPrincipal } from '../../../src/auth/index.js';
 import { GatewayError } from '../../../src/errors.js';
 

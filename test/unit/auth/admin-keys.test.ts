@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys } from '../../../src/auth/runtime-admin-keys.js';
+import { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys } from '../../../src/auth/index.js';
 import type { AdminKeyConfig } from '../../../src/config/index.js';
 import { StoreHandle, type AdminKeyRecord, type StoreMirror } from '../../../src/store/index.js';
 import { silentLogger } from '../../../src/store/core/logger.js';

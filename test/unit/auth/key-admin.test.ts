@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { KeyAdmin, RuntimeKeys, startKeySync, type KeySync } from '../../../src/auth/index.js';
+import { RuntimeKeys } from '../../../src/auth/index.js';
+import { KeyAdmin, startKeySync, type KeySync } from '../../../src/keys/index.js';
 import type { StaticKeyConfig } from '../../../src/config/index.js';
 import { StoreHandle } from '../../../src/store/index.js';
 import { silentLogger } from '../../../src/store/core/logger.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RuntimeKeys, storedDefaultProject } from '../../../src/auth/runtime-keys.js';
+import { RuntimeKeys, storedDefaultProject } from '../../../src/auth/index.js';
 import { authRefusal as refusal } from '../../helpers/refusals.js';
 import type { ApiKeyRecord } from '../../../src/store/index.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
-import { OwnershipGuard } from '../../../src/ownership/guard.js';
+import { OwnershipGuard } from '../../../src/ownership/index.js';
 import { OwnershipRegistry } from '../../../src/ownership/registry.js';
 import { StoreHandle } from '../../../src/store/index.js';
 import { silentLogger } from '../../../src/store/core/logger.js';
