@@ -1,6 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { createOperationsApp, type ReloadResult } from './admin/app.js';
-import { AuditTrail } from './admin/audit.js';
+import { AuditTrail, createOperationsApp, type ReloadResult } from './admin/index.js';
 import { AdminKeyAdmin, AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys, syncAdminKeys } from './auth/index.js';
 import { KeyAdmin, startKeySync } from './keys/index.js';
 import { ConfigStatus, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';

@@ -1,7 +1,6 @@
-import type { ReloadResult } from './admin/app.js';
-import type { AuditTrail } from './admin/audit.js';
+import type { AuditTrail, ReloadResult } from './admin/index.js';
 import { ConfigError, loadConfig, type ConfigStatus } from './config/index.js';
-import { applicableConfig, diffConfig } from './config/reload.js';
+import { applicableConfig, diffConfig } from './config/index.js';
 import { errors } from './errors.js';
 import type { PartList } from './lifecycle.js';
 import type { LiveConfiguration } from './live.js';

@@ -1,5 +1,5 @@
 import { getPriority } from 'node:os';
-import { tracingSchema } from '../../src/config/tracing.js';
+import { tracingSchema } from '../../src/config/index.js';
 import { createTracing } from '../../src/tracing/index.js';
 import { median } from '../load-runs/load.js';
 import { cpuAtNice } from '../processes/thread-cpu.js';

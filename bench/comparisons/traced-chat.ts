@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Admission } from '../../src/limits/index.js';
 import type { ResponseTap, TapResult } from '../../src/metering/index.js';
-import { admissionDescriber } from '../../src/pipeline/traced.js';
+import { admissionDescriber } from '../../src/pipeline/index.js';
 import type { RequestTrace, Tracing } from '../../src/tracing/index.js';
 
 /**

@@ -1,4 +1,4 @@
-import { tracingSchema } from '../../src/config/tracing.js';
+import { tracingSchema } from '../../src/config/index.js';
 import { createTracing } from '../../src/tracing/index.js';
 import { heapBytesPerCall, medianOfClean } from './heap-bytes.js';
 import { tracedChat, type TracedChatStage } from './traced-chat.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { tracingSchema } from '../../src/config/tracing.js';
+import { tracingSchema } from '../../src/config/index.js';
 import { createTracing } from '../../src/tracing/index.js';
 import { median } from '../load-runs/load.js';
 import { tracedChat, type TracedChatStage } from './traced-chat.js';

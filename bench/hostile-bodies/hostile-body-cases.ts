@@ -1,4 +1,4 @@
-import { INLINE_BOUNDS } from '../../src/validation/chat-body-checker.js';
+import { INLINE_BOUNDS } from '../../src/validation/index.js';
 
 /**
  * Request bodies that used to hold up the event loop or answer huge 422s (security review),

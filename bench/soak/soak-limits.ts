@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { LimitName } from '../../src/limit-kinds/index.js';
-import { decodeScopeNumbers } from '../../src/limits/redis-scripts.js';
+import { decodeScopeNumbers } from '../../src/limits/index.js';
 import { CONCURRENCY_KEY, CONCURRENCY_LIMIT, KEY_PREFIX, RPM_KEY, RPM_LIMIT } from './soak-gateway.js';
 import type { RequestPlan, SoakTraffic } from './soak-traffic.js';
 

@@ -113,3 +113,4 @@ export async function createAuthenticator(
     },
   };
 }
+export { createJwtVerifier, looksLikeJwt } from './jwt.js';

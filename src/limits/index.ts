@@ -29,3 +29,10 @@ export function createLimitStore(config: Pick<Config, 'redis' | 'rateLimits'>, c
     onBackgroundError,
   });
 }
+export { type ScopeNumbers, decodeScopeNumbers } from './redis-scripts.js';
+export { RedisStore } from './redis-store.js';
+export { type Check, type Outcome, StoreUnavailableError, isInflight, refuses } from './store.js';
+export { LimitPlan } from './plan.js';
+export { MemoryStore } from './memory-store.js';
+export { rateLimitHeaders } from './headers.js';
+export { rejectionFor } from './rejection.js';

@@ -4,3 +4,5 @@ export { OwnershipRegistry, type RegistryOptions } from './registry.js';
 export { nounOf, OwnershipGuard } from './guard.js';
 export { ModelIdWatch, noModelIdWithin } from './model-id-watch.js';
 export { artifactOfModelName, artifactOfCreation } from './artifact.js';
+export { JobModelIdReader, type OwnerFields, readJobModelId, readModelNameFields, readOwnerFields } from './owner-fields.js';
+export { type StreamRefusal, StreamRefused, type StreamedValue, TopLevelStream } from './top-level-stream.js';

@@ -166,3 +166,4 @@ class OpenExchanges {
     return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
   }
 }
+export { admissionDescriber } from './traced.js';

@@ -7,3 +7,4 @@ export { relayResponse, type BodyTap, type RelayOutcome } from './relay.js';
 export { readBody, BodyLimitCounter, BufferedBody, assertDeclaredLength, type BufferedRequest, type ReadLimits } from './body.js';
 export { BufferBudget } from './buffer-budget.js';
 export { addIdentityHeaders, CLIENT_FORWARDING_HEADERS, endToEndHeaders, forwardableHeaders, IDENTITY_HEADERS } from './headers.js';
+export { TargetPool } from './pool/pool.js';

@@ -1,8 +1,8 @@
 // validateChatBody and renderValidationBody as they were before bounds were added (commit
 // 665e24f), kept verbatim: the oracle of the fuzz test's exactness property and the "before"
 // of bench/hostile-bodies/hostile-bodies.ts. Not used by the gateway.
-import { detailItem, renderableInput, type ValidationDetail } from '../../../src/validation/fastapi-422/detail.js';
-import { decodeJsonText, isJsonContentType } from '../../../src/validation/json-text.js';
+import { detailItem, renderableInput, type ValidationDetail } from '../../../src/validation/index.js';
+import { decodeJsonText, isJsonContentType } from '../../../src/validation/index.js';
 import { decodePythonJson } from '../../../src/python-json/index.js';
 import { toJsValue, type PyValue } from '../../../src/python-json/index.js';
 import { renderFastApiJson } from './unbounded-json-encoder.js';

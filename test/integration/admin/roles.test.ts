@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_ROUTES } from '../../../src/admin/routes.js';
+import { ADMIN_ROUTES } from '../../../src/admin/index.js';
 import { startStack } from '../../helpers/gateway.js';
 import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 

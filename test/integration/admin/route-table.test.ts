@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_ROUTES } from '../../../src/admin/routes.js';
+import { ADMIN_ROUTES } from '../../../src/admin/index.js';
 import { startStack } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 

@@ -1,14 +1,14 @@
 import type { RequestHandler } from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { audited, AuditTrail, listAuditHandler } from '../../../src/admin/audit.js';
+import { audited, AuditTrail, listAuditHandler } from '../../../src/admin/index.js';
 import { RuntimeKeys } from '../../../src/auth/index.js';
 import { KeyAdmin, startKeySync, type KeySync } from '../../../src/keys/index.js';
 import type { StaticKeyConfig } from '../../../src/config/index.js';
 import { errors } from '../../../src/errors.js';
 import { createLogger } from '../../../src/observability/index.js';
 import { StoreHandle } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/core/logger.js';
+import { silentLogger } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { digest } from '../../helpers/keys.js';
 import { serveHandlers } from './serve-handlers.js';

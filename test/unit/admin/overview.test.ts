@@ -1,9 +1,9 @@
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { overviewHandler } from '../../../src/admin/overview.js';
+import { overviewHandler } from '../../../src/admin/index.js';
 import { Ledger } from '../../../src/metering/index.js';
 import { StoreHandle, type DatabaseSettings, type LedgerRow } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/core/logger.js';
+import { silentLogger } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { ledgerRow } from '../../integration/store/store-fixtures.js';

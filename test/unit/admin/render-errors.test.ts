@@ -1,7 +1,7 @@
 import pino from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { databaseUnavailable } from '../../../src/admin/audit.js';
+import { databaseUnavailable } from '../../../src/admin/index.js';
 import { errors } from '../../../src/errors.js';
 import { createMetrics, type Metrics } from '../../../src/observability/index.js';
 import { seriesValue } from '../../helpers/gateway.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADMIN_ROUTES, adminPaths } from '../../../src/admin/routes.js';
+import { ADMIN_ROUTES, adminPaths } from '../../../src/admin/index.js';
 
 const name = (route: (typeof ADMIN_ROUTES)[number]): string => `${route.method} ${route.path}`;
 

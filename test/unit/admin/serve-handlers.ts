@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type RequestHandler } from 'express';
 import pino from 'pino';
-import { renderErrors } from '../../../src/admin/app.js';
+import { renderErrors } from '../../../src/admin/index.js';
 import { createMetrics } from '../../../src/observability/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { csvRequested, parseLedgerPageQuery, parseUsageQuery } from '../../../src/admin/usage-query.js';
+import { csvRequested, parseLedgerPageQuery, parseUsageQuery } from '../../../src/admin/index.js';
 import { gatewayRejection } from '../../helpers/refusals.js';
 
 function rejection(query: Record<string, unknown>): { status: number; code: string; param: string | null; message: string } {

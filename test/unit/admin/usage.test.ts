@@ -1,10 +1,10 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ledgerRowsHandler, usageHandler } from '../../../src/admin/usage.js';
+import { ledgerRowsHandler, usageHandler } from '../../../src/admin/index.js';
 import { errors } from '../../../src/errors.js';
 import { Ledger } from '../../../src/metering/index.js';
 import { StoreHandle } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/core/logger.js';
+import { silentLogger } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { ledgerRow } from '../../integration/store/store-fixtures.js';
 import { serveHandlers } from './serve-handlers.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys } from '../../../src/auth/index.js';
 import type { AdminKeyConfig } from '../../../src/config/index.js';
 import { StoreHandle, type AdminKeyRecord, type StoreMirror } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/core/logger.js';
+import { silentLogger } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { expectRotationOverlap } from '../../helpers/key-rotation.js';
 import { authRefusal as refusal, gatewayRejection as rejection, UNAVAILABLE_FOR_CHANGE } from '../../helpers/refusals.js';

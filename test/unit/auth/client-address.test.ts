@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { clientAddress } from '../../../src/auth/client-address.js';
+import { clientAddress } from '../../../src/auth/index.js';
 
 /** Only what clientAddress reads: the socket's peer and the headers (Node's lower-cased form). */
 function request(remoteAddress: string | undefined, forwarded?: string | string[]): IncomingMessage {

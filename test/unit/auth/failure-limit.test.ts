@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuthFailure } from '../../../src/auth/index.js';
-import { AuthFailureLimit } from '../../../src/auth/failure-limit.js';
+import { AuthFailureLimit } from '../../../src/auth/index.js';
 import { Redis } from 'ioredis';
 import { connectRedis, whenConnected, type RedisConnection } from '../../../src/redis/index.js';
 import { freePort } from '../../helpers/ports.js';

@@ -3,7 +3,7 @@ import { RuntimeKeys } from '../../../src/auth/index.js';
 import { KeyAdmin, startKeySync, type KeySync } from '../../../src/keys/index.js';
 import type { StaticKeyConfig } from '../../../src/config/index.js';
 import { StoreHandle } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/core/logger.js';
+import { silentLogger } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { expectRotationOverlap } from '../../helpers/key-rotation.js';
 import { digest } from '../../helpers/keys.js';

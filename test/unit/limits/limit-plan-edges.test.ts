@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LimitPlan } from '../../../src/limits/plan.js';
+import { LimitPlan } from '../../../src/limits/index.js';
 import type { LimitSet } from '../../../src/limit-kinds/index.js';
 import { keyPrincipal, limitsConfig } from '../../integration/limits/limiter-fixtures.js';
 

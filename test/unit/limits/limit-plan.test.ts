@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LimitPlan } from '../../../src/limits/plan.js';
+import { LimitPlan } from '../../../src/limits/index.js';
 import { keyPrincipal, jwtPrincipal, limitsConfig, request } from '../../integration/limits/limiter-fixtures.js';
 
 const NOON = Date.UTC(2025, 4, 1, 12, 0, 0);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../../src/limits/memory-store.js';
-import type { Check, Outcome } from '../../../src/limits/store.js';
+import { MemoryStore } from '../../../src/limits/index.js';
+import type { Check, Outcome } from '../../../src/limits/index.js';
 
 /**
  * The memory store's own rules, read back through read(): what an admission charges, and what a

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isInflight, refuses, type Check } from '../../../src/limits/store.js';
+import { isInflight, refuses, type Check } from '../../../src/limits/index.js';
 
 /**
  * SPEC 14.3, the one admission rule both stores follow (the Redis script spells it in Lua): a

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chargeFor, type ChargeBasis } from '../../../src/metering/charge.js';
-import { createPriceBook } from '../../../src/metering/prices.js';
-import type { TapResult } from '../../../src/metering/taps/tap.js';
+import { chargeFor, type ChargeBasis } from '../../../src/metering/index.js';
+import { createPriceBook } from '../../../src/metering/index.js';
+import type { TapResult } from '../../../src/metering/index.js';
 
 /**
  * SPEC 14: a row's cost is prompt tokens × the prompt price plus completion tokens × the

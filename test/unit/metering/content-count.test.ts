@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentBytes } from '../../../src/metering/taps/content-count.js';
+import { contentBytes } from '../../../src/metering/index.js';
 
 /** What an aborted stream is charged by (SPEC 14.2): the raw bytes of each chunk's first "content" string. */
 describe('contentBytes', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonKey, lastKeyValue, nextKeyValue, skipJsonSpace, valueEnd } from '../../../src/metering/taps/json-scan.js';
+import { jsonKey, lastKeyValue, nextKeyValue, skipJsonSpace, valueEnd } from '../../../src/metering/index.js';
 
 const USAGE = jsonKey('usage');
 const bytes = (text: string): Buffer => Buffer.from(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newLedgerRowId } from '../../../src/metering/ledger-row-id.js';
+import { newLedgerRowId } from '../../../src/metering/index.js';
 
 describe('ledger row id', () => {
   it('is a UUIDv7: the time in its first 48 bits, version 7, RFC variant', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LEDGER_TEXT_MAX_CHARS, storableText } from '../../../src/metering/ledger.js';
+import { LEDGER_TEXT_MAX_CHARS, storableText } from '../../../src/metering/index.js';
 
 describe('storableText: a client-chosen model name (or key id) as every database stores and indexes it', () => {
   it('keeps text up to the limit as it is', () => {

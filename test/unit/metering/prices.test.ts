@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPriceBook } from '../../../src/metering/prices.js';
+import { createPriceBook } from '../../../src/metering/index.js';
 
 const tokens = { prompt_tokens: 1000, completion_tokens: 30 };
 

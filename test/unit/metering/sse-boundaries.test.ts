@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseEventBoundaries } from '../../../src/metering/taps/sse-boundaries.js';
+import { SseEventBoundaries } from '../../../src/metering/index.js';
 
 const LF = 0x0a;
 const CR = 0x0d;

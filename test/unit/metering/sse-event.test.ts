@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventData, mayCarryUsage } from '../../../src/metering/taps/sse-event.js';
+import { eventData, mayCarryUsage } from '../../../src/metering/index.js';
 
 const bytes = (text: string): Buffer => Buffer.from(text);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { artifactOfCreation, artifactOfModelName } from '../../../src/ownership/artifact.js';
+import { artifactOfCreation, artifactOfModelName } from '../../../src/ownership/index.js';
 
 // The owner of a model is looked up by this path: a name read one character short, or a path
 // of the wrong depth read as valid, would look up (or register) another model's owner.

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { ModelIdWatch } from '../../../src/ownership/model-id-watch.js';
-import { BufferBudget } from '../../../src/proxy/buffer-budget.js';
+import { ModelIdWatch } from '../../../src/ownership/index.js';
+import { BufferBudget } from '../../../src/proxy/index.js';
 
 /** Writes `parts` into a watch, as an upload arrives; resolves with what model_id it found (or the refusal). */
 async function feed(watch: ModelIdWatch, parts: string[]): Promise<string | GatewayError> {

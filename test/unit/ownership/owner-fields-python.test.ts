@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readJobModelId, readModelNameFields } from '../../../src/ownership/owner-fields.js';
+import { readJobModelId, readModelNameFields } from '../../../src/ownership/index.js';
 import { body, canon, expectStreamedAgrees, gatewayReading, KEYS, KNOWN, tryRead, units, type Canon } from './guarded-bodies.js';
 
 // The gateway's reading of a guarded body's owner fields against the upstream's own: Python's

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { readJobModelId, readModelNameFields } from '../../../src/ownership/owner-fields.js';
+import { readJobModelId, readModelNameFields } from '../../../src/ownership/index.js';
 
 /** The owner fields' type rules, as the 400 a client gets (the reading itself is held to python3 elsewhere). */
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../../src/config/index.js';
-import { mayUse, ownershipPolicy, type OwnershipPolicy } from '../../../src/ownership/policy.js';
+import { mayUse, ownershipPolicy, type OwnershipPolicy } from '../../../src/ownership/index.js';
 import type { ResourceRecord } from '../../../src/store/index.js';
 
 type PolicyInput = Pick<Config, 'ownership' | 'upstreams'>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StreamRefused, TopLevelStream, type StreamRefusal, type StreamedValue } from '../../../src/ownership/top-level-stream.js';
+import { StreamRefused, TopLevelStream, type StreamRefusal, type StreamedValue } from '../../../src/ownership/index.js';
 
 /**
  * The streamed owner-field reader, case by case: each escape, constant and number form, the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Admission } from '../../../src/limits/index.js';
-import { admissionDescriber } from '../../../src/pipeline/traced.js';
+import { admissionDescriber } from '../../../src/pipeline/index.js';
 
 /**
  * The limits span's attributes (src/pipeline/traced.ts): the scopes and limits an admitted

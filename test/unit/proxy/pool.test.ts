@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfig, type UpstreamConfig } from '../../../src/config/index.js';
-import { TargetPool } from '../../../src/proxy/pool/pool.js';
+import { TargetPool } from '../../../src/proxy/index.js';
 
 /** An upstream config as the schema fills it, from the keys a test sets. */
 function upstreamConfig(inference: Record<string, unknown>): UpstreamConfig {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ReplyDeadline } from '../../../src/redis/reply-deadline.js';
-import { StoreUnavailableError } from '../../../src/limits/store.js';
+import { ReplyDeadline } from '../../../src/redis/index.js';
+import { StoreUnavailableError } from '../../../src/limits/index.js';
 
 const unavailable = (message: string): Error => new StoreUnavailableError(message);
 

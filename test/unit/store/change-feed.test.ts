@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeFeed } from '../../../src/store/core/change-feed.js';
+import { ChangeFeed } from '../../../src/store/index.js';
 import type { StoreChange } from '../../../src/store/index.js';
 
 function recordingFeed() {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { timeLeft, withinDeadline } from '../../../src/store/core/deadline.js';
+import { timeLeft, withinDeadline } from '../../../src/store/index.js';
 
 /** A promise and the function that resolves it: the test decides when a call's work goes on. */
 function gate(): { opened: Promise<void>; open: () => void } {

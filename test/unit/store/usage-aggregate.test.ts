@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { postgresDialect, sqliteDialect } from '../../../src/store/core/dialect.js';
-import { daySlices } from '../../../src/store/ledger/usage-aggregate.js';
+import { postgresDialect, sqliteDialect } from '../../../src/store/index.js';
+import { daySlices } from '../../../src/store/index.js';
 
 /**
  * The days a usage aggregate reads per statement: PostgreSQL reads the inclusive range at once;

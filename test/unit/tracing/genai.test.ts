@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { readReply, requestAttributes, samplerFor } from '../../../src/tracing/index.js';
-import { chatFactsOf } from '../../../src/validation/chat-facts.js';
+import { chatFactsOf } from '../../../src/validation/index.js';
 
 describe('GenAI attributes of a chat request', () => {
   // As the pipeline makes them: the sampling settings from validation's facts, the raw bytes beside.

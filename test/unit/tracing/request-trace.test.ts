@@ -4,7 +4,7 @@ import { TraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { errors, GatewayError } from '../../../src/errors.js';
-import { NOTHING_SEEN } from '../../../src/metering/taps/tap.js';
+import { NOTHING_SEEN } from '../../../src/metering/index.js';
 import type { EndedTrace, RequestRecord } from '../../../src/tracing/export-messages.js';
 import type { ExportThread } from '../../../src/tracing/export-thread.js';
 import { Tracing } from '../../../src/tracing/index.js';

@@ -10,9 +10,9 @@ import {
   type ChatBody,
   type ChatBodyCheck,
 } from '../../../src/validation/index.js';
-import { ECHO_BUDGET_BYTES } from '../../../src/validation/fastapi-422/bounds.js';
+import { ECHO_BUDGET_BYTES } from '../../../src/validation/index.js';
 import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/index.js';
-import { stringifyWithoutRecursion } from '../../../src/validation/stack-safe-stringify.js';
+import { stringifyWithoutRecursion } from '../../../src/validation/index.js';
 import { renderFastApiJson as renderFastApiJsonBefore } from '../../../bench/hostile-bodies/baseline/unbounded-json-encoder.js';
 import { unboundedAnswer } from '../../../bench/hostile-bodies/baseline/unbounded-validation.js';
 import { PyFloat } from '../../../src/python-json/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isCheapToParse } from '../../../src/validation/parse-cost.js';
+import { isCheapToParse } from '../../../src/validation/index.js';
 
 const limits = { maxStructures: 10, maxDepth: 3 };
 const cheap = (text: string): boolean => isCheapToParse(Buffer.from(text), limits);

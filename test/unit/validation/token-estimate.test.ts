@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { estimateChatTokens, promptCharacters } from '../../../src/validation/token-estimate.js';
+import { estimateChatTokens, promptCharacters } from '../../../src/validation/index.js';
 
 const TOOLS = [
   {
