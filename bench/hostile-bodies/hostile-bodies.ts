@@ -5,8 +5,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { forceStreamUsage } from '../../src/metering/index.js';
 import { createChatBodyChecker, estimateChatTokens, type ChatBodyCheck, type ChatBodyChecker } from '../../src/validation/index.js';
-import { renderValidationBodyUnbounded, validateChatBodyUnbounded } from './baseline/unbounded-validation.js';
-import { hostileBodies, inlineEdgeBodies, ordinaryBodies, type BodyCase } from './hostile-body-cases.js';
+import { renderValidationBodyUnbounded, validateChatBodyUnbounded } from '../../test/fixtures/hostile-bodies/unbounded-validation.js';
+import { hostileBodies, inlineEdgeBodies, ordinaryBodies, type BodyCase } from '../../test/fixtures/hostile-bodies/hostile-body-cases.js';
 
 /**
  * `npx tsc -p tsconfig.bench.json && node dist/bench/hostile-bodies/hostile-bodies.js`: what each

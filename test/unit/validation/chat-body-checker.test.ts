@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { hostileBodies, inlineEdgeBodies, ordinaryBodies } from '../../../bench/hostile-bodies/hostile-body-cases.js';
+import { hostileBodies, inlineEdgeBodies, ordinaryBodies } from '../../fixtures/hostile-bodies/hostile-body-cases.js';
 import { forceStreamUsage } from '../../../src/metering/index.js';
 import {
   createChatBodyChecker,

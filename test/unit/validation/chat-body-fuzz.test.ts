@@ -13,8 +13,8 @@ import {
 import { ECHO_BUDGET_BYTES } from '../../../src/validation/index.js';
 import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/index.js';
 import { stringifyWithoutRecursion } from '../../../src/validation/index.js';
-import { renderFastApiJson as renderFastApiJsonBefore } from '../../../bench/hostile-bodies/baseline/unbounded-json-encoder.js';
-import { unboundedAnswer } from '../../../bench/hostile-bodies/baseline/unbounded-validation.js';
+import { renderFastApiJson as renderFastApiJsonBefore } from '../../fixtures/hostile-bodies/unbounded-json-encoder.js';
+import { unboundedAnswer } from '../../fixtures/hostile-bodies/unbounded-validation.js';
 import { PyFloat } from '../../../src/python-json/index.js';
 
 // Property-based checks of the chat body checker over arbitrary bytes and JSON texts (chat

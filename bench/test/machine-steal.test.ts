@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cpuTimesNow, describeMachine, stealBetween, stealSince } from '../../../bench/processes/machine.js';
+import { cpuTimesNow, describeMachine, stealBetween, stealSince } from '../processes/machine.js';
 
 /** The bench's note of how much CPU time a shared host's hypervisor took during a run (bench/processes/machine.ts). */
 describe('steal over a run', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { consoleSectionOf, withConsolePages, withConsoleSection } from '../../../bench/console/results-section.js';
+import { consoleSectionOf, withConsolePages, withConsoleSection } from '../console/results-section.js';
 
 const MAIN = '# Benchmark results\n\n## Non-streaming chat\n\n| a |\n';
 const SOAK = '## Soak runs\n\nAppended by npm run soak.\n\n### run 1\n';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { areaOf, areasTable } from '../../../bench/load-runs/profile-areas.js';
-import type { CpuProfile } from '../../../bench/load-runs/profile-summary.js';
+import { areaOf, areasTable } from '../load-runs/profile-areas.js';
+import type { CpuProfile } from '../load-runs/profile-summary.js';
 
 describe('CPU profile areas', () => {
   it('names the area of a frame from its location, and leaves start-up out', () => {

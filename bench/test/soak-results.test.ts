@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { appendSoakRun, SOAK_HEADING, soakSectionOf } from '../../../bench/soak/soak-report.js';
+import { appendSoakRun, SOAK_HEADING, soakSectionOf } from '../soak/soak-report.js';
 
 const BENCH_DOCUMENT = '# Benchmark results\n\n## Non-streaming chat\n\n| target | req/s |\n|---|--:|\n| direct | 40,000 |\n';
 

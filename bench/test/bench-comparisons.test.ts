@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inspectCheckout } from '../../../bench/comparisons/baseline-target.js';
-import type { RunSample, TargetRounds } from '../../../bench/load-runs/measure.js';
-import { pairTable, signedMicros, versusProxyTable } from '../../../bench/load-runs/report.js';
-import { readSettings } from '../../../bench/load-runs/settings.js';
-import { REQUEST_HEADERS } from '../../../bench/load-runs/workload.js';
+import { inspectCheckout } from '../comparisons/baseline-target.js';
+import type { RunSample, TargetRounds } from '../load-runs/measure.js';
+import { pairTable, signedMicros, versusProxyTable } from '../load-runs/report.js';
+import { readSettings } from '../load-runs/settings.js';
+import { REQUEST_HEADERS } from '../load-runs/workload.js';
 
 const sample = (requestsPerSec: number, p99: number, cpuMicrosPerRequest: number): RunSample => ({
   requestsPerSec,
