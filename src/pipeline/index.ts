@@ -45,26 +45,46 @@ export interface V1Handler {
 }
 
 /**
- * Builds the handler for every /v1 route: auth → project → body → ownership → limits →
- * upstream → tap → settle. Each route's steps are chosen once, here, from its spec (its chain);
- * each step hands the next a value nothing changes later; every failure goes through failExchange.
+ * Builds the handler for every /v1 route. Each route's steps are chosen once, here, from its
+ * spec (its chain); a request opens an exchange, runs its chain (stepRunner) and completes when
+ * its response closes; every failure goes through failExchange.
  */
 export function createV1Handler(deps: PipelineDeps): V1Handler {
-  const { config } = deps;
   const chains = buildRouteChains(deps.routes.routes, {
-    bodies: bodySettings(config, deps.bufferBudget, deps.chatChecker),
+    bodies: bodySettings(deps.config, deps.bufferBudget, deps.chatChecker),
     prices: deps.prices,
     ownership: deps.ownership,
   });
   const fail = (exchange: Exchange, err: unknown): void => failExchange(exchange, err, deps);
+  const run = stepRunner(deps, fail);
+  const open = new OpenExchanges();
+  return {
+    handle(req, res, route) {
+      const exchange = openExchange(req, res, route, deps.metrics);
+      if (deps.tracing) exchange.trace = deps.tracing.startRequest(req, route.template, exchange.method);
+      open.add();
+      res.once('close', () => {
+        completeExchange(exchange, deps);
+        open.remove();
+      });
+      run(req, exchange, chains.get(route)!).catch((err: unknown) => fail(exchange, err));
+    },
+    idle: () => open.idle(),
+  };
+}
+
+/**
+ * The steps of one request, in order: identify (key, then project) -> body -> ownership (when
+ * the route checks it) -> limits (when it is limited) -> forward. Each step hands the next a
+ * value nothing changes later. Each step's span is marked here (begin, the step, end), not inside
+ * the step: with tracing off `trace` is undefined and the steps are just called. A step that
+ * throws is ended as refused by failExchange (trace.refused), which every failure goes through.
+ */
+function stepRunner(deps: PipelineDeps, fail: ForwardDeps['fail']): (req: IncomingMessage, exchange: Exchange, chain: RouteChain) => Promise<void> {
   const forwarding = forwardingOf(deps, fail);
   const identify = identifier(deps);
   const describeAdmission = admissionDescriber();
-
-  // Each step's span is marked here (begin, the step, end), not inside the step: with tracing
-  // off `trace` is undefined and the steps are just called. A step that throws is ended as
-  // refused by failExchange (trace.refused), which every failure goes through.
-  const run = async (req: IncomingMessage, exchange: Exchange, chain: RouteChain): Promise<void> => {
+  return async (req, exchange, chain) => {
     const { trace } = exchange;
     trace?.begin('auth');
     const caller = (exchange.caller = await identify(req));
@@ -87,21 +107,6 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
       Object.assign(ownHeaders, admission.headers);
     }
     forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);
-  };
-
-  const open = new OpenExchanges();
-  return {
-    handle(req, res, route) {
-      const exchange = openExchange(req, res, route, deps.metrics);
-      if (deps.tracing) exchange.trace = deps.tracing.startRequest(req, route.template, exchange.method);
-      open.add();
-      res.once('close', () => {
-        completeExchange(exchange, deps);
-        open.remove();
-      });
-      run(req, exchange, chains.get(route)!).catch((err: unknown) => fail(exchange, err));
-    },
-    idle: () => open.idle(),
   };
 }
 
