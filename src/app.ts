@@ -155,11 +155,11 @@ function createCounters(config: Config, metrics: Metrics, parts: PartList, teams
   return { limiter, authFailureLimit };
 }
 
-/** Turns a validated Config into the gateway's request listener. Everything the hot path needs is built here. */
-export async function createGateway(initial: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  const logger = options.logger ?? createLogger(initial.logging.level);
-  const metrics = createGatewayMetrics(initial, options.exposition);
-  const parts = new PartList();
+/**
+ * What lives as long as the process, each part added to `parts` in the order shutdown reverses:
+ * teams, counters, the durable store and what lives on it, the buffer budget, the logger, the tracer.
+ */
+function createServices(initial: Config, logger: Logger, metrics: Metrics, parts: PartList, options: GatewayOptions) {
   // Teams of the config file and the store: the limiter's team scope and the authenticator read them per request.
   const teams = new TeamDirectory(initial.teams.records);
   parts.add('teams', (config) => config.teams.records, { reconfigure: (next) => teams.configure(next), close: () => undefined });
@@ -170,35 +170,28 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
   const { runtimeKeys, ownership, ledger } = durable;
   const tracing = createTracingPart(initial, metrics, parts);
   const services: Services = { logger, metrics, limiter, ledger, runtimeKeys, runtimeAdmins: durable.runtimeAdmins, teams, ownership, bufferBudget, authFailureLimit, tracing };
+  return { services, teams, durable };
+}
+
+/** Turns a validated Config into the gateway's request listener. Everything the hot path needs is built here. */
+export async function createGateway(initial: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(initial.logging.level);
+  const metrics = createGatewayMetrics(initial, options.exposition);
+  const parts = new PartList();
+  const { services, teams, durable } = createServices(initial, logger, metrics, parts, options);
+  const { limiter, ledger } = services;
 
   await durable.handle.open();
   const live = parts.add('live configuration', (config) => config, await LiveConfiguration.build(initial, services));
   let draining = false;
   const configStatus = new ConfigStatus(options.configPath ?? 'no file: the configuration was passed in at start-up');
   const reload = reloader(options.configPath, live, parts, { logger, metrics, trail: durable.trail, status: configStatus });
-  const app = createOperationsApp({
-    current: () => live.current,
-    limiter,
-    authFailureLimit,
-    metrics,
-    logger,
-    handle: durable.handle,
-    ledger,
-    keys: new KeyAdmin(durable.handle, runtimeKeys, durable.keySync, () => live.current.config.auth.keys),
-    teams: new TeamAdmin(durable.handle, teams, durable.teamSync, limiter),
-    adminKeys: new AdminKeyAdmin(durable.handle, durable.runtimeAdmins, durable.adminKeySync, () => live.current.config.auth.admin.keys),
-    ownership,
-    trail: durable.trail,
-    reload: async (actor, requestId, actorRole) => {
-      const result = await reload(actor, requestId, actorRole);
-      options.onAdminReload?.();
-      return result;
-    },
-    configStatus,
-    isDraining: () => draining,
-    metricsPath: initial.metrics.port === null ? initial.metrics.path : null,
-    fallback: (req, res) => live.current.route(req, res),
-  });
+  const adminReload: typeof reload = async (actor, requestId, actorRole) => {
+    const result = await reload(actor, requestId, actorRole);
+    options.onAdminReload?.();
+    return result;
+  };
+  const app = operationsAppOf(initial, { ...services, teams }, durable, live, { reload: adminReload, configStatus, isDraining: () => draining });
   await warnAboutStartingState(initial, limiter, live.current, logger);
 
   return {
@@ -221,6 +214,35 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
       for (const failure of await parts.close(deadline)) logger.error({ part: failure.name, err: failure.error }, 'a part failed to close');
     },
   };
+}
+
+/** What the operations app is handed beside the parts: reload (as the admin route runs it), its outcomes, the drain flag. */
+interface OperationsControls {
+  readonly reload: (actor: string, requestId: string, actorRole?: string) => Promise<ReloadResult>;
+  readonly configStatus: ConfigStatus;
+  readonly isDraining: () => boolean;
+}
+
+/** The operations app (health, metrics, /admin/*): the admin operations on keys, teams and admin keys, over the parts built for the gateway. */
+function operationsAppOf(initial: Config, services: Services & { teams: TeamDirectory }, durable: ReturnType<typeof createDurableParts>, live: LiveConfiguration, controls: OperationsControls) {
+  const { limiter, teams, runtimeKeys } = services;
+  return createOperationsApp({
+    current: () => live.current,
+    limiter,
+    authFailureLimit: services.authFailureLimit,
+    metrics: services.metrics,
+    logger: services.logger,
+    handle: durable.handle,
+    ledger: services.ledger,
+    keys: new KeyAdmin(durable.handle, runtimeKeys, durable.keySync, () => live.current.config.auth.keys),
+    teams: new TeamAdmin(durable.handle, teams, durable.teamSync, limiter),
+    adminKeys: new AdminKeyAdmin(durable.handle, durable.runtimeAdmins, durable.adminKeySync, () => live.current.config.auth.admin.keys),
+    ownership: services.ownership,
+    trail: durable.trail,
+    ...controls,
+    metricsPath: initial.metrics.port === null ? initial.metrics.path : null,
+    fallback: (req, res) => live.current.route(req, res),
+  });
 }
 
 /** Bytes of request bodies held at once, across requests (`server.maxBufferedBytes`, reloadable), watched as a gauge. */
