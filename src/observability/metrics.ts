@@ -422,22 +422,12 @@ function zeroKnownSeries(handles: Handles, known: KnownLabels): void {
   for (const reason of EVICTION_REASONS) handles.connectionsEvicted.inc({ reason }, 0);
 }
 
-/** Builds the gateway's metrics on a private registry (never prom-client's global one). */
-export function createMetrics(options: MetricsOptions = {}): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  for (const name of MISNAMED_DEFAULT_METRICS) registry.removeSingleMetric(name);
-  const readers: ScrapeTimeReaders = { bufferedBytes: () => 0, upstreamTargets: () => [], connections: { open: 0, maxConnections: 0 } };
-  const handles = createHandles(registry, readers);
-  if (options.knownLabels) zeroKnownSeries(handles, options.knownLabels);
+/** What a team/project used (tokens, cost, training jobs), its labels kept within the series caps. */
+function usageRecorders(handles: Handles, options: MetricsOptions): Pick<Metrics, 'teamProject' | 'modelLabel' | 'recordTokens' | 'recordCost' | 'recordTrainingJob'> {
   const teamProject = teamProjectGuard(options.maxTeamProjects ?? 500);
   const modelLabel = modelGuard(options.maxModels ?? 200);
   const tokensOf = tokenCounters(handles);
-  const expose = options.exposition?.(registry) ?? (() => registry.metrics());
-  let rendering: Promise<string> | null = null;
   return {
-    registry,
-    forRoute: routeCache(handles),
     teamProject,
     modelLabel,
     recordTokens(team, project, model, tokens) {
@@ -448,6 +438,23 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordCost: (team, project, model, costNanos) =>
       handles.cost.inc({ ...teamProject(team, project), model: modelLabel(model) }, costNanos / NANOS_PER_UNIT),
     recordTrainingJob: (team, project, kind) => handles.trainingJobsCreated.inc({ ...teamProject(team, project), kind }),
+  };
+}
+
+/** Builds the gateway's metrics on a private registry (never prom-client's global one). */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  for (const name of MISNAMED_DEFAULT_METRICS) registry.removeSingleMetric(name);
+  const readers: ScrapeTimeReaders = { bufferedBytes: () => 0, upstreamTargets: () => [], connections: { open: 0, maxConnections: 0 } };
+  const handles = createHandles(registry, readers);
+  if (options.knownLabels) zeroKnownSeries(handles, options.knownLabels);
+  const expose = options.exposition?.(registry) ?? (() => registry.metrics());
+  let rendering: Promise<string> | null = null;
+  return {
+    registry,
+    forRoute: routeCache(handles),
+    ...usageRecorders(handles, options),
     recordAuthFailure: (reason) => handles.authFailures.inc({ reason }),
     recordRefusal(error) {
       const reason = authFailureReason(error);
