@@ -1,6 +1,7 @@
 import type { RequestListener } from 'node:http';
 import { AuditTrail, createOperationsApp, type ReloadResult } from './admin/index.js';
-import { AdminKeyAdmin, AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys, syncAdminKeys } from './auth/index.js';
+import { AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys } from './auth/index.js';
+import { AdminKeyAdmin, syncAdminKeys } from './admin-keys/index.js';
 import { KeyAdmin, startKeySync } from './keys/index.js';
 import { ConfigStatus, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
-import type { AdminKeyAdmin } from '../auth/index.js';
+import type { AdminKeyAdmin } from './admin-key-admin.js';
 import { adminKeyTeamProblem, adminRoleSchema, namePart, type ADMIN_ROLES } from '../config/index.js';
 import { descriptionField, expiresAtField, onlyParams, parseBody } from '../admin-requests/index.js';
 

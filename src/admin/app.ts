@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import type { AdminKeyAdmin, AuthFailureLimit, Authenticator } from '../auth/index.js';
+import type { AuthFailureLimit, Authenticator } from '../auth/index.js';
+import type { AdminKeyAdmin } from '../admin-keys/index.js';
 import type { KeyAdmin } from '../keys/index.js';
 import type { Config, ConfigStatus } from '../config/index.js';
 import { asGatewayError, errors, GatewayError, writeError } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { AdminKeyAdmin } from '../auth/index.js';
+import type { AdminKeyAdmin } from '../admin-keys/index.js';
 import type { KeyAdmin } from '../keys/index.js';
 import type { ConfigStatus } from '../config/index.js';
 import type { Ledger } from '../metering/index.js';

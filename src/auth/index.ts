@@ -13,7 +13,7 @@ export { clientAddress } from './client-address.js';
 export type { Principal, ProjectRef } from './principal.js';
 export { RuntimeKeys, storedDefaultProject, type RuntimeKey } from './runtime-keys.js';
 export { newKeySecret, sha256Hex, StaticKeyTable } from './static-keys.js';
-export { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys, type AdminKeyView, type NewAdminKey } from './runtime-admin-keys.js';
+export { RuntimeAdminKeys } from './runtime-admin-keys.js';
 
 /** The identity behind an admin key: may call /admin/*, nothing under /v1. */
 export interface AdminPrincipal {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import type { AdminKeyView } from '../../../src/auth/index.js';
+import type { AdminKeyView } from '../../../src/admin-keys/index.js';
 import { errors } from '../../../src/errors.js';
 import { ConsoleSessions } from '../../../src/sessions/index.js';
 import { StoreHandle } from '../../../src/store/index.js';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AdminKeyAdmin, RuntimeAdminKeys, syncAdminKeys } from '../../../src/auth/index.js';
+import { RuntimeAdminKeys } from '../../../src/auth/index.js';
+import { AdminKeyAdmin, syncAdminKeys } from '../../../src/admin-keys/index.js';
 import type { AdminKeyConfig } from '../../../src/config/index.js';
 import { StoreHandle, type AdminKeyRecord, type StoreMirror } from '../../../src/store/index.js';
 import { silentLogger } from '../../../src/store/index.js';
