@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { sha256Hex } from '../../src/auth/index.js';
+import { sha256Hex } from '../../src/key-secrets.js';
 import { freePort, modulePath, moduleUrl, startChild, type RunningChild } from '../processes/children.js';
 import { NEVER_REACHED_LIMITS } from '../load-runs/workload.js';
 

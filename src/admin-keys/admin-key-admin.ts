@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { newKeySecret, sha256Hex, type RuntimeAdminKeys } from '../auth/index.js';
+import type { RuntimeAdminKeys } from '../auth/index.js';
+import { newKeySecret, sha256Hex } from '../key-secrets.js';
 import { adminKeyTeamProblem, type AdminKeyConfig } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
 import { DatabaseUnavailableError, StoreMirror, type AdminKeyPatch, type AdminKeyRecord, type AdminRoleName, type StoreHandle } from '../store/index.js';

@@ -5,14 +5,15 @@ import { createJwtVerifier, looksLikeJwt, type JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
 import type { RuntimeKeys } from './runtime-keys.js';
 import type { RuntimeAdminKeys } from './runtime-admin-keys.js';
-import { sha256Hex, StaticKeyTable } from './static-keys.js';
+import { sha256Hex } from '../key-secrets.js';
+import { StaticKeyTable } from './static-keys.js';
 
 export { AuthFailure, AUTH_FAILURE_REASONS, type AuthFailureReason } from './failure.js';
 export { AuthFailureLimit, type AuthFailureLimitOptions } from './failure-limit.js';
 export { clientAddress } from './client-address.js';
 export type { Principal, ProjectRef } from './principal.js';
 export { RuntimeKeys, storedDefaultProject, type RuntimeKey } from './runtime-keys.js';
-export { newKeySecret, sha256Hex, StaticKeyTable } from './static-keys.js';
+export { StaticKeyTable } from './static-keys.js';
 export { RuntimeAdminKeys } from './runtime-admin-keys.js';
 
 /** The identity behind an admin key: may call /admin/*, nothing under /v1. */

@@ -1,14 +1,4 @@
-import * as crypto from 'node:crypto';
-
-const { createHash, randomBytes, timingSafeEqual } = crypto;
-
-/**
- * SHA-256 hex digest of a presented key: the only form in which keys are stored or compared.
- * Once per request: the one-shot crypto.hash (Node ≥ 20.12) makes no Hash object (1.5 µs
- * instead of 2.8 per key measured); older Node 20 releases take the Hash object.
- */
-export const sha256Hex: (secret: string) => string =
-  typeof crypto.hash === 'function' ? (secret) => crypto.hash('sha256', secret, 'hex') : (secret) => createHash('sha256').update(secret, 'utf8').digest('hex');
+import { timingSafeEqual } from 'node:crypto';
 
 /**
  * Looks up keys by digest. The lookup is a hash-table probe on the digest of the presented
@@ -33,9 +23,4 @@ export class StaticKeyTable<T extends { readonly sha256: string }> {
     const same = timingSafeEqual(found.bytes, Buffer.from(digest, 'hex'));
     return same ? found.entry : undefined;
   }
-}
-
-/** A new API key secret: 24 random bytes, base64url, behind a `tg-` prefix (what keygen and the admin API hand out). */
-export function newKeySecret(): string {
-  return `tg-${randomBytes(24).toString('base64url')}`;
 }

@@ -6,7 +6,7 @@ import { defaultProjectOf, defaultProjectRefusal, mayUseProject } from '../proje
 import { DatabaseUnavailableError, type ApiKeyRecord, type KeyPatch, type StoreHandle } from '../store/index.js';
 import type { KeySync } from './key-sync.js';
 import { storedDefaultProject, type RuntimeKeys } from '../auth/index.js';
-import { newKeySecret, sha256Hex } from '../auth/index.js';
+import { newKeySecret, sha256Hex } from '../key-secrets.js';
 
 /** A key as the admin API shows it (SPEC 12.1): never its secret or a digest. */
 export interface KeyView {

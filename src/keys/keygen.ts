@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { defaultProjectOf, isValidName, NAME_RULE } from '../projects/index.js';
-import { newKeySecret, sha256Hex } from '../auth/index.js';
+import { newKeySecret, sha256Hex } from '../key-secrets.js';
 
 /**
  * `npm run keygen -- --team T [--projects a,b] [--id name]`: prints a new API key once, and

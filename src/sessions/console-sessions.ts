@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { AuthFailure, sha256Hex, type AdminPrincipal } from '../auth/index.js';
+import { AuthFailure, type AdminPrincipal } from '../auth/index.js';
+import { sha256Hex } from '../key-secrets.js';
 import { type AdminKeyAdmin, type AdminKeyView } from '../admin-keys/index.js';
 import { errors } from '../errors.js';
 import { DatabaseUnavailableError, type ConsoleSessionRecord, type DurableStore, type StoreHandle } from '../store/index.js';

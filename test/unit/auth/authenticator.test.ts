@@ -1,6 +1,7 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { createAuthenticator, RuntimeAdminKeys, RuntimeKeys, sha256Hex, type Authenticator } from '../../../src/auth/index.js';
+import { createAuthenticator, RuntimeAdminKeys, RuntimeKeys, type Authenticator } from '../../../src/auth/index.js';
+import { sha256Hex } from '../../../src/key-secrets.js';
 import { validateConfig } from '../../../src/config/index.js';
 import { GatewayError } from '../../../src/errors.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newKeySecret, sha256Hex, StaticKeyTable } from '../../../src/auth/index.js';
+import { StaticKeyTable } from '../../../src/auth/index.js';
+import { newKeySecret, sha256Hex } from '../../../src/key-secrets.js';
 
 /** SPEC 5.1: keys are stored and compared as SHA-256 hex digests of the secret, never the secret. */
 describe('static keys', () => {
