@@ -1,6 +1,5 @@
 import type { AuditTrail, ReloadResult } from './admin/index.js';
-import { ConfigError, loadConfig, type ConfigStatus } from './config/index.js';
-import { applicableConfig, diffConfig } from './config/index.js';
+import { applicableConfig, ConfigError, type ConfigStatus, diffConfig, loadConfig } from './config/index.js';
 import { errors } from './errors.js';
 import type { PartList } from './lifecycle.js';
 import type { LiveConfiguration } from './live.js';

@@ -16,8 +16,7 @@ import { audited, type AuditTrail } from './audit.js';
 import { ConsoleSessions } from '../sessions/index.js';
 import { requireAdmin, requireCsrfToken } from './auth.js';
 import { mountSessionRoutes } from './session.js';
-import { refuseNul } from '../admin-requests/index.js';
-import { authorize } from '../admin-requests/index.js';
+import { authorize, refuseNul } from '../admin-requests/index.js';
 import type { Reload } from './reload.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
 

@@ -3,8 +3,7 @@ import type { KeyAdmin } from '../keys/index.js';
 import type { Logger } from '../observability/index.js';
 import { BatchWriter, DatabaseUnavailableError, type AuditEntry, type StoreHandle } from '../store/index.js';
 import { errors, type GatewayError } from '../errors.js';
-import { dayRange, onlyParams, singleParam } from '../admin-requests/index.js';
-import { teamScopeOf } from '../admin-requests/index.js';
+import { dayRange, onlyParams, singleParam, teamScopeOf } from '../admin-requests/index.js';
 
 /** What an admin write or a reload did, as the audit log records it (SPEC 12.3). */
 export type AuditAction =

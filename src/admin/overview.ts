@@ -4,8 +4,7 @@ import type { Ledger } from '../metering/index.js';
 import { nanosToAmount } from '../money.js';
 import { DatabaseUnavailableError, type StoreHandle, type UsageCell } from '../store/index.js';
 import { databaseUnavailable } from './audit.js';
-import { invalidQuery } from '../admin-requests/index.js';
-import { teamScopeOf } from '../admin-requests/index.js';
+import { invalidQuery, teamScopeOf } from '../admin-requests/index.js';
 
 export interface OverviewDeps {
   readonly handle: StoreHandle;

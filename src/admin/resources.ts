@@ -2,12 +2,10 @@ import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { namePart, RESOURCE_KIND_PATTERN } from '../config/index.js';
 import { errors } from '../errors.js';
-import type { OwnershipRegistry } from '../ownership/index.js';
+import { nounOf, type OwnershipRegistry } from '../ownership/index.js';
 import { DatabaseUnavailableError, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
-import { nounOf } from '../ownership/index.js';
 import { databaseUnavailable } from './audit.js';
-import { invalidQuery, onlyParams, parseBody, singleParam } from '../admin-requests/index.js';
-import { narrowedTeam } from '../admin-requests/index.js';
+import { invalidQuery, narrowedTeam, onlyParams, parseBody, singleParam } from '../admin-requests/index.js';
 
 /** `entity/project/name`: the name a chat request uses for the model (`wandb-artifact:///entity/project/name`). */
 const artifactSchema = z.string().regex(/^[^/\s]+\/[^/\s]+\/[^/\s:]+$/, 'must be entity/project/name, the path of its wandb-artifact:/// name');

@@ -1,18 +1,15 @@
 import type { RequestHandler } from 'express';
-import type { AdminKeyAdmin } from '../admin-keys/index.js';
-import type { KeyAdmin } from '../keys/index.js';
+import { type AdminKeyAdmin, createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from '../admin-keys/index.js';
+import { createKeyHandler, getKeyHandler, type KeyAdmin, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from '../keys/index.js';
 import type { ConfigStatus } from '../config/index.js';
 import type { Ledger } from '../metering/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { StoreHandle } from '../store/index.js';
-import type { TeamAdmin } from '../teams/index.js';
-import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from '../admin-keys/index.js';
+import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, type TeamAdmin, updateTeamHandler } from '../teams/index.js';
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
-import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from '../keys/index.js';
 import { configStatusHandler, reloadHandler, type Reload } from './reload.js';
 import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
-import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from '../teams/index.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
 
 import type { AdminRole, RoleAccess } from '../admin-requests/index.js';

@@ -3,9 +3,7 @@ import type { Ledger } from '../metering/index.js';
 import { formatNanos, nanosToAmount } from '../money.js';
 import { DatabaseUnavailableError, InvalidCursorError, type LedgerRow, type StoreHandle, type UsageAggregate } from '../store/index.js';
 import { databaseUnavailable } from './audit.js';
-import { CsvNumber, toCsv } from '../admin-requests/index.js';
-import { invalidQuery } from '../admin-requests/index.js';
-import { narrowedTeam } from '../admin-requests/index.js';
+import { CsvNumber, invalidQuery, narrowedTeam, toCsv } from '../admin-requests/index.js';
 import { csvRequested, parseLedgerPageQuery, parseUsageQuery } from './usage-query.js';
 
 /** Where the usage routes read from: the ledger in the durable store, after this instance's buffered rows are written. */

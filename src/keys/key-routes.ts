@@ -6,8 +6,7 @@ import { errors, type GatewayError } from '../errors.js';
 import type { LimitName, LimitSet } from '../limits/index.js';
 import { isValidName, NAME_RULE } from '../projects/index.js';
 import type { TeamAdmin } from '../teams/index.js';
-import { descriptionField, expiresAtField, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam } from '../admin-requests/index.js';
-import { adminOf, insufficientRole, teamScopeOf } from '../admin-requests/index.js';
+import { adminOf, descriptionField, expiresAtField, insufficientRole, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam, teamScopeOf } from '../admin-requests/index.js';
 
 
 const createKeySchema = z

@@ -1,6 +1,5 @@
 import { chargeFor, type Charge, type Ledger, type PriceBook } from '../metering/index.js';
-import type { Logger } from '../observability/index.js';
-import type { Metrics } from '../observability/index.js';
+import type { Logger, Metrics } from '../observability/index.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
 import { outcomeOf } from './traced.js';
 

@@ -1,6 +1,5 @@
 import { asGatewayError, ValidationError, writeError } from '../errors.js';
-import type { Logger } from '../observability/index.js';
-import type { Metrics } from '../observability/index.js';
+import type { Logger, Metrics } from '../observability/index.js';
 import type { Exchange } from './exchange.js';
 
 export interface FailureDeps {

@@ -1,8 +1,7 @@
 import { errors, type GatewayError } from '../errors.js';
 import { counterLimit, limitKind, type Limiter, type LimitName, type LimitSet, type ScopeReading } from '../limits/index.js';
 import { nanosToAmount } from '../money.js';
-import { DatabaseUnavailableError, TeamIdTakenError, type StoreHandle, type TeamPatch } from '../store/index.js';
-import type { StoreMirror } from '../store/index.js';
+import { DatabaseUnavailableError, type StoreHandle, type StoreMirror, TeamIdTakenError, type TeamPatch } from '../store/index.js';
 import type { Team, TeamDirectory } from './directory.js';
 
 /** What a team spent in one calendar window, as its record shows it. */

@@ -2,8 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import { limitSetSchema, namePart } from '../config/index.js';
 import { teamNotFound, type TeamAdmin } from './team-admin.js';
-import { descriptionField, onlyParams, parseBody } from '../admin-requests/index.js';
-import { teamScopeOf } from '../admin-requests/index.js';
+import { descriptionField, onlyParams, parseBody, teamScopeOf } from '../admin-requests/index.js';
 
 
 const createTeamSchema = z.object({ id: namePart, description: descriptionField.optional(), limits: limitSetSchema.optional() }).strict();

@@ -1,9 +1,7 @@
 import { MAX_DETAIL_ITEMS } from './fastapi-422/bounds.js';
 import { detailItem, type ValidationDetail } from './fastapi-422/detail.js';
 import { decodeJsonText, isJsonContentType } from './json-text.js';
-import { jsonParseKeepsPythonValues } from '../python-json/index.js';
-import { decodePythonJson, pythonJsonError } from '../python-json/index.js';
-import { toJsValue, type PyDict, type PyValue } from '../python-json/index.js';
+import { decodePythonJson, jsonParseKeepsPythonValues, type PyDict, pythonJsonError, type PyValue, toJsValue } from '../python-json/index.js';
 
 /** A chat body that passed validation; every other property is kept as sent. */
 export interface ChatBody {

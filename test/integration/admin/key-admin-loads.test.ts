@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RuntimeKeys } from '../../../src/auth/index.js';
 import { KeyAdmin, startKeySync, type KeySync } from '../../../src/keys/index.js';
-import { StoreHandle } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/index.js';
+import { silentLogger, StoreHandle } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { digest } from '../../helpers/keys.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';

@@ -1,9 +1,7 @@
 import { configSchema, type Config, type LimitSet } from '../../../src/config/index.js';
 import type { Principal, ProjectRef } from '../../../src/auth/index.js';
 import { GatewayError } from '../../../src/errors.js';
-import { createLimiter, createLimitStore, type Admission, type AdmissionRequest, type Limiter, type LimitEvents } from '../../../src/limits/index.js';
-import { decodeScopeNumbers, type ScopeNumbers } from '../../../src/limits/index.js';
-import { RedisStore } from '../../../src/limits/index.js';
+import { type Admission, type AdmissionRequest, createLimiter, createLimitStore, decodeScopeNumbers, type Limiter, type LimitEvents, RedisStore, type ScopeNumbers } from '../../../src/limits/index.js';
 import { connectRedis } from '../../../src/redis/index.js';
 import { REPLY_SILENCE_MS } from '../../helpers/redis.js';
 import type { Redis } from 'ioredis';

@@ -1,8 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Limiter, LimitEvents } from '../../../src/limits/index.js';
-import { RedisStore } from '../../../src/limits/index.js';
-import { StoreUnavailableError } from '../../../src/limits/index.js';
+import { type Limiter, type LimitEvents, RedisStore, StoreUnavailableError } from '../../../src/limits/index.js';
 import { connectRedis } from '../../../src/redis/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { describeLimiterBehaviour } from './limiter-behaviour.js';

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DAY_MS } from '../../../src/calendar.js';
 import { Ledger, type LedgerEntry } from '../../../src/metering/index.js';
-import { StoreHandle } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/index.js';
+import { silentLogger, StoreHandle } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { ledgerRow } from '../store/store-fixtures.js';
 

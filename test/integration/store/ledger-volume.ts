@@ -14,11 +14,7 @@ import { performance } from 'node:perf_hooks';
 import Sqlite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import pg from 'pg';
-import { postgresDialect } from '../../../src/store/index.js';
-import { openDurableStore, type DurableStore, type UsageGroupBy } from '../../../src/store/index.js';
-import { selectLedgerPage } from '../../../src/store/index.js';
-import type { Database } from '../../../src/store/index.js';
-import { aggregateLedger } from '../../../src/store/index.js';
+import { aggregateLedger, type Database, type DurableStore, openDurableStore, postgresDialect, selectLedgerPage, type UsageGroupBy } from '../../../src/store/index.js';
 import { createTestDatabase } from '../../helpers/postgres.js';
 
 const ROWS = 1_000_000;

@@ -1,17 +1,12 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postgresDialect } from '../../../src/store/index.js';
-import { openDurableStore, SchemaTooNewError, type DurableStore } from '../../../src/store/index.js';
-import { encodeCursor } from '../../../src/store/index.js';
-import { migrate } from '../../../src/store/index.js';
-import { LATEST_VERSION, MIGRATIONS } from '../../../src/store/index.js';
+import { type Database, type DurableStore, encodeCursor, LATEST_VERSION, migrate, MIGRATIONS, openDurableStore, postgresDialect, SchemaTooNewError } from '../../../src/store/index.js';
 
 /** Every released step's version, and those after version 1 (what a version-1 database is brought up by). */
 const VERSIONS = MIGRATIONS.map((m) => m.version);
 const AFTER_V1 = VERSIONS.filter((v) => v > 1);
 const NEWER = LATEST_VERSION + 1;
-import type { Database } from '../../../src/store/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { ledgerRow, rejection, resource } from './store-fixtures.js';
 

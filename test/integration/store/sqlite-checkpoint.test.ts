@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDurableStore } from '../../../src/store/index.js';
-import { SqliteCheckpointer } from '../../../src/store/index.js';
+import { openDurableStore, SqliteCheckpointer } from '../../../src/store/index.js';
 import { ledgerRow } from './store-fixtures.js';
 
 // A commit that crosses SQLite's automatic-checkpoint threshold copies the WAL into the file

@@ -4,17 +4,12 @@ import { dirname, join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Kysely, SqliteDialect } from 'kysely';
-import { sqliteDialect } from '../../../src/store/index.js';
-import { DatabaseUnavailableError, openDurableStore, SchemaTooNewError, type DurableStore } from '../../../src/store/index.js';
-import { encodeCursor } from '../../../src/store/index.js';
-import { migrate } from '../../../src/store/index.js';
-import { LATEST_VERSION, MIGRATIONS } from '../../../src/store/index.js';
+import { type Database, DatabaseUnavailableError, type DurableStore, encodeCursor, LATEST_VERSION, migrate, MIGRATIONS, openDurableStore, SchemaTooNewError, sqliteDialect } from '../../../src/store/index.js';
 
 /** Every released step's version, and those after version 1 (what a version-1 database is brought up by). */
 const VERSIONS = MIGRATIONS.map((m) => m.version);
 const AFTER_V1 = VERSIONS.filter((v) => v > 1);
 const NEWER = LATEST_VERSION + 1;
-import type { Database } from '../../../src/store/index.js';
 import { describeDurableStoreContract } from './durable-store.contract.js';
 import { digest, keyRecord, ledgerRow, rejection, resource } from './store-fixtures.js';
 

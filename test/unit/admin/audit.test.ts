@@ -7,8 +7,7 @@ import { KeyAdmin, startKeySync, type KeySync } from '../../../src/keys/index.js
 import type { StaticKeyConfig } from '../../../src/config/index.js';
 import { errors } from '../../../src/errors.js';
 import { createLogger } from '../../../src/observability/index.js';
-import { StoreHandle } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/index.js';
+import { silentLogger, StoreHandle } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 import { digest } from '../../helpers/keys.js';
 import { serveHandlers } from './serve-handlers.js';

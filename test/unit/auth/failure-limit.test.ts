@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AuthFailure } from '../../../src/auth/index.js';
-import { AuthFailureLimit } from '../../../src/auth/index.js';
+import { AuthFailure, AuthFailureLimit } from '../../../src/auth/index.js';
 import { Redis } from 'ioredis';
 import { connectRedis, whenConnected, type RedisConnection } from '../../../src/redis/index.js';
 import { freePort } from '../../helpers/ports.js';

@@ -4,8 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import { freePort } from '../../helpers/ports.js';
 import { ConfigError, type JwtConfig } from '../../../src/config/index.js';
-import { AuthFailure } from '../../../src/auth/index.js';
-import { createJwtVerifier, looksLikeJwt } from '../../../src/auth/index.js';
+import { AuthFailure, createJwtVerifier, looksLikeJwt } from '../../../src/auth/index.js';
 
 /**
  * What a JWT bearer yields once verified (SPEC 5.2): the principal a request runs as (team,

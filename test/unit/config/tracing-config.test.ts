@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../src/config/index.js';
-import { parseOtelHeaders } from '../../../src/config/index.js';
+import { ConfigError, parseConfig, parseOtelHeaders } from '../../../src/config/index.js';
 import { exportSettings } from '../../../src/tracing/index.js';
 
 const minimal = 'upstreams: {service: {url: "http://svc:9000"}, inference: {url: "http://inf:9001"}}\n';

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MemoryStore } from '../../../src/limits/index.js';
-import type { Check, Outcome } from '../../../src/limits/index.js';
+import { type Check, MemoryStore, type Outcome } from '../../../src/limits/index.js';
 
 /**
  * The memory store on a clock the test moves: a window ends at its end instant, a new window

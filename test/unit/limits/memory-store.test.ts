@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../../src/limits/index.js';
-import type { Check, Outcome } from '../../../src/limits/index.js';
+import { type Check, MemoryStore, type Outcome } from '../../../src/limits/index.js';
 
 /**
  * The memory store's own rules, read back through read(): what an admission charges, and what a

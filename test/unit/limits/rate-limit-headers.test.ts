@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rateLimitHeaders } from '../../../src/limits/index.js';
-import type { Check } from '../../../src/limits/index.js';
+import { type Check, rateLimitHeaders } from '../../../src/limits/index.js';
 
 const check = (scope: Check['scope'], limit: Check['limit'], max: number, windowMs = 60_000): Check => ({
   scope,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rejectionFor } from '../../../src/limits/index.js';
-import type { Check } from '../../../src/limits/index.js';
+import { type Check, rejectionFor } from '../../../src/limits/index.js';
 
 const tpm = (subject: string, max: number, cost: number): Check => ({ scope: 'key', subject, limit: 'tpm', max, cost, windowMs: 60_000, key: `k:${subject}` });
 const rpm = (subject: string, max: number): Check => ({ scope: 'project', subject, limit: 'rpm', max, cost: 1, windowMs: 60_000, key: `k:${subject}` });

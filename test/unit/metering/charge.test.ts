@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chargeFor, type ChargeBasis } from '../../../src/metering/index.js';
-import { createPriceBook } from '../../../src/metering/index.js';
-import type { TapResult } from '../../../src/metering/index.js';
+import { type ChargeBasis, chargeFor, createPriceBook, type TapResult } from '../../../src/metering/index.js';
 
 /**
  * SPEC 14: a row's cost is prompt tokens × the prompt price plus completion tokens × the

@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import { createMetrics } from '../../../src/observability/index.js';
-import { OwnershipGuard } from '../../../src/ownership/index.js';
-import { OwnershipRegistry } from '../../../src/ownership/index.js';
-import { StoreHandle } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/index.js';
+import { OwnershipGuard, OwnershipRegistry } from '../../../src/ownership/index.js';
+import { silentLogger, StoreHandle } from '../../../src/store/index.js';
 import { seriesValue, tempDatabasePath } from '../../helpers/gateway.js';
 
 const TEAM_A = { team: 'team-a', project: 'rl' };

@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { JobModelIdReader, readOwnerFields, type OwnerFields } from '../../../src/ownership/index.js';
-import { StreamRefused, TopLevelStream, type StreamedValue } from '../../../src/ownership/index.js';
+import { JobModelIdReader, type OwnerFields, readOwnerFields, type StreamedValue, StreamRefused, TopLevelStream } from '../../../src/ownership/index.js';
 import { PyFloat, PyInt, type PyValue } from '../../../src/python-json/index.js';
 
 /**

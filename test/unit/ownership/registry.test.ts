@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OwnershipRegistry } from '../../../src/ownership/index.js';
-import { StoreHandle, type ResourceRecord } from '../../../src/store/index.js';
-import { silentLogger } from '../../../src/store/index.js';
+import { type ResourceRecord, silentLogger, StoreHandle } from '../../../src/store/index.js';
 import { tempDatabasePath } from '../../helpers/gateway.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';

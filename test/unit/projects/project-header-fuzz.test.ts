@@ -2,8 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../../src/auth/index.js';
 import { GatewayError } from '../../../src/errors.js';
-import { isValidName } from '../../../src/projects/index.js';
-import { resolveProject } from '../../../src/projects/index.js';
+import { isValidName, resolveProject } from '../../../src/projects/index.js';
 import { createRouteTable, resolveRoute } from '../../../src/proxy/index.js';
 
 // Property-based checks of the two places a client's text picks what the gateway acts on:

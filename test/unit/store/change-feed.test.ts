@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeFeed } from '../../../src/store/index.js';
-import type { StoreChange } from '../../../src/store/index.js';
+import { ChangeFeed, type StoreChange } from '../../../src/store/index.js';
 
 function recordingFeed() {
   const warnings: string[] = [];

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidCursorError } from '../../../src/store/index.js';
-import { decodeCursor, encodeCursor } from '../../../src/store/index.js';
+import { decodeCursor, encodeCursor, InvalidCursorError } from '../../../src/store/index.js';
 
 describe('ledger cursor', () => {
   it('round-trips a position, opaque to the client', () => {

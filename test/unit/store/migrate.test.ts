@@ -1,11 +1,7 @@
 import Sqlite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sqliteDialect } from '../../../src/store/index.js';
-import { SchemaTooNewError } from '../../../src/store/index.js';
-import { migrate } from '../../../src/store/index.js';
-import { LATEST_VERSION, MIGRATIONS, type Migration } from '../../../src/store/index.js';
-import type { Database } from '../../../src/store/index.js';
+import { type Database, LATEST_VERSION, migrate, type Migration, MIGRATIONS, SchemaTooNewError, sqliteDialect } from '../../../src/store/index.js';
 
 const open: Array<Kysely<Database>> = [];
 function memoryDb(): Kysely<Database> {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { postgresDialect, sqliteDialect } from '../../../src/store/index.js';
-import { daySlices } from '../../../src/store/index.js';
+import { daySlices, postgresDialect, sqliteDialect } from '../../../src/store/index.js';
 
 /**
  * The days a usage aggregate reads per statement: PostgreSQL reads the inclusive range at once;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/index.js';
-import { PyFloat, PyInt } from '../../../src/python-json/index.js';
+import { PyFloat, PyInt, renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/index.js';
 
 const within = (value: unknown, limit: number): string => renderFastApiJsonWithin(value, limit).text;
 

@@ -10,12 +10,10 @@ import {
   type ChatBody,
   type ChatBodyCheck,
 } from '../../../src/validation/index.js';
-import { ECHO_BUDGET_BYTES } from '../../../src/validation/index.js';
-import { renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/index.js';
-import { stringifyWithoutRecursion } from '../../../src/validation/index.js';
+import { ECHO_BUDGET_BYTES, stringifyWithoutRecursion } from '../../../src/validation/index.js';
+import { PyFloat, renderFastApiJson, renderFastApiJsonWithin } from '../../../src/python-json/index.js';
 import { renderFastApiJson as renderFastApiJsonBefore } from '../../fixtures/hostile-bodies/unbounded-json-encoder.js';
 import { unboundedAnswer } from '../../fixtures/hostile-bodies/unbounded-validation.js';
-import { PyFloat } from '../../../src/python-json/index.js';
 
 // Property-based checks of the chat body checker over arbitrary bytes and JSON texts (chat
 // shaped or not, Python-only number forms, unicode, deep nesting, corrupted). Runs are bounded

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderValidationBody, validateChatBody } from '../../../src/validation/index.js';
-import { decodePythonJson, pythonJsonError } from '../../../src/python-json/index.js';
-import { PyFloat, PyInt } from '../../../src/python-json/index.js';
+import { decodePythonJson, PyFloat, PyInt, pythonJsonError } from '../../../src/python-json/index.js';
 
 // Messages and positions are CPython 3.12's json.loads (checked against a real interpreter).
 
