@@ -20,11 +20,10 @@ type Registry = Parameters<NonNullable<GatewayOptions['exposition']>>[0];
  */
 export function joinPrimary(config: Pick<Config, 'logging'>): WorkerLink {
   const logger = createLogger(config.logging.level).child({ pid: process.pid });
-  const scrapes = new Map<number, { resolve: (body: string) => void; reject: (error: Error) => void }>();
+  const scrapes = new PendingScrapes();
   const siblings: Array<(payload: string) => void> = [];
   let registry: Registry | undefined;
   let gateway: Gateway | undefined;
-  let nextScrape = 0;
 
   process.on('message', (message: unknown) => {
     if (!isOurs<PrimaryMessage>(message)) return;
@@ -32,13 +31,9 @@ export function joinPrimary(config: Pick<Config, 'logging'>): WorkerLink {
       case 'collect':
         void collect(registry, message.id);
         return;
-      case 'exposition': {
-        const pending = scrapes.get(message.id);
-        scrapes.delete(message.id);
-        if (message.body === null) pending?.reject(new Error('the primary could not collect every worker\'s series'));
-        else pending?.resolve(message.body);
+      case 'exposition':
+        scrapes.answer(message.id, message.body);
         return;
-      }
       case 'reload':
         if (gateway) reloadFromPrimary(gateway, logger, message.echo);
         return;
@@ -61,12 +56,7 @@ export function joinPrimary(config: Pick<Config, 'logging'>): WorkerLink {
       onAdminReload: () => tell({ tollgate: 'reloaded' }),
       exposition: (local) => {
         registry = local;
-        return () =>
-          new Promise<string>((resolve, reject) => {
-            const id = nextScrape++;
-            scrapes.set(id, { resolve, reject });
-            tell({ tollgate: 'scrape', id });
-          });
+        return () => scrapes.request();
       },
     },
     ready(built) {
@@ -74,6 +64,27 @@ export function joinPrimary(config: Pick<Config, 'logging'>): WorkerLink {
       tell({ tollgate: 'ready' });
     },
   };
+}
+
+/** Scrapes of this worker's metrics endpoint, each answered by the primary with every worker's series. */
+class PendingScrapes {
+  private next = 0;
+  private readonly waiting = new Map<number, { resolve: (body: string) => void; reject: (error: Error) => void }>();
+
+  request(): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const id = this.next++;
+      this.waiting.set(id, { resolve, reject });
+      tell({ tollgate: 'scrape', id });
+    });
+  }
+
+  answer(id: number, body: string | null): void {
+    const pending = this.waiting.get(id);
+    this.waiting.delete(id);
+    if (body === null) pending?.reject(new Error('the primary could not collect every worker\'s series'));
+    else pending?.resolve(body);
+  }
 }
 
 async function collect(registry: Registry | undefined, id: number): Promise<void> {
