@@ -61,7 +61,7 @@ export interface AdminRouteSpec {
   readonly body: 'json' | 'none';
   /** A write and how it is audited; null for a read (nothing recorded). */
   readonly write: AdminWrite | null;
-  /** What each role may do here (SPEC 16), enforced for every entry by `authorize` (scope.ts). */
+  /** What each role may do here (SPEC 16), enforced for every entry by `authorize` (admin-requests/scope.ts). */
   readonly access: Readonly<Record<AdminRole, RoleAccess>>;
   /** Builds the handler once, when the app is built; it throws or passes a GatewayError to fail. */
   readonly handler: (deps: AdminRouteDeps) => RequestHandler;
