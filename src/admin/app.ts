@@ -17,10 +17,10 @@ import { ConsoleSessions } from '../sessions/index.js';
 import { requireAdmin, requireCsrfToken } from './auth.js';
 import { mountSessionRoutes } from './session.js';
 import { authorize, refuseNul } from '../admin-requests/index.js';
-import type { Reload } from './reload.js';
+import type { Reload } from './config-handlers.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
 
-export type { ReloadResult } from './reload.js';
+export type { ReloadResult } from './config-handlers.js';
 
 /** The parts of the running configuration the operations app reads on every request (they change on reload). */
 export interface CurrentConfig {

@@ -7,7 +7,7 @@ import type { OwnershipRegistry } from '../ownership/index.js';
 import type { StoreHandle } from '../store/index.js';
 import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, type TeamAdmin, updateTeamHandler } from '../teams/index.js';
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
-import { configStatusHandler, reloadHandler, type Reload } from './reload.js';
+import { configStatusHandler, reloadHandler, type Reload } from './config-handlers.js';
 import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';

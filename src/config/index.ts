@@ -9,7 +9,7 @@ export { ADMIN_ROLES, adminKeyTeamProblem, adminRoleSchema, keyProjects, limitSe
 
 export { RESOURCE_KIND_PATTERN, type RouteConfig } from './routes.js';
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
-export { applicableConfig, diffConfig } from './reload.js';
+export { applicableConfig, diffConfig } from './reload-diff.js';
 export { ConfigStatus, type ConfigStatusView, type LastReload } from './status.js';
 export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { SamplerName, TracingConfig } from './tracing.js';

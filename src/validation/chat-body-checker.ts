@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { checkChatBodyNow, checkValidChatBodyNow, type ChatBodyCheck } from './chat-body-check.js';
+import { checkChatBodyNow, checkValidChatBodyNow, type ChatBodyCheck } from './check-now.js';
 import type { ChatFactSettings } from './chat-facts.js';
 import { isCheapToParse, type ParseCostLimits } from './parse-cost.js';
 import { fromPortable, type ChatWorkerReply, type ChatWorkerTask } from './chat-worker-messages.js';

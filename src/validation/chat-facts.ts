@@ -1,5 +1,5 @@
 import { forceStreamUsage, type ForcedBody } from '../metering/index.js';
-import type { ChatBody } from './chat-body.js';
+import type { ChatBody } from './chat-validation.js';
 import { stringifyWithoutRecursion } from './stack-safe-stringify.js';
 import { promptCharacters, tokensForPrompt } from './token-estimate.js';
 

@@ -1,4 +1,4 @@
-import type { ChatBodyCheck } from './chat-body-check.js';
+import type { ChatBodyCheck } from './check-now.js';
 import type { ChatFacts } from './chat-facts.js';
 
 /*

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkChatBodyNow } from './chat-body-check.js';
+import { checkChatBodyNow } from './check-now.js';
 import type { ChatFactSettings } from './chat-facts.js';
 import { toPortable, type ChatWorkerReply, type ChatWorkerTask } from './chat-worker-messages.js';
 

@@ -2,8 +2,8 @@
 // runs on a chat body (validation, token estimate, forced stream usage), off the event loop
 // when the body is costly.
 export { MAX_DETAIL_ITEMS, MAX_VALIDATION_BODY_BYTES } from './fastapi-422/bounds.js';
-export { validateChatBody, type ChatBody, type ChatValidation } from './chat-body.js';
-export type { ChatBodyCheck } from './chat-body-check.js';
+export { validateChatBody, type ChatBody, type ChatValidation } from './chat-validation.js';
+export type { ChatBodyCheck } from './check-now.js';
 export { createChatBodyChecker, type ChatBodyChecker, type ChatBodyCheckerOptions } from './chat-body-checker.js';
 export type { ChatFacts, ChatSampling } from './chat-facts.js';
 // Guarded bodies' owner fields are read as Python reads them (src/ownership, SPEC 13.1).

@@ -1,4 +1,4 @@
-import { parseValidChatBody, validateChatBodyCountingErrors } from './chat-body.js';
+import { parseValidChatBody, validateChatBodyCountingErrors } from './chat-validation.js';
 import { chatFactsOf, type ChatFactSettings, type ChatFacts } from './chat-facts.js';
 import { renderValidationBody } from './fastapi-422/validation-body.js';
 
