@@ -1,4 +1,4 @@
-import { forceStreamUsage, type ForcedBody } from '../metering/index.js';
+import { forceStreamUsage, type ForcedBody } from '../metering/force-stream-usage.js';
 import type { ChatBody } from './chat-validation.js';
 import { stringifyWithoutRecursion } from './stack-safe-stringify.js';
 import { promptCharacters, tokensForPrompt } from './token-estimate.js';
