@@ -409,7 +409,7 @@ describe('exports of at most maxExportBatchSize spans', () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    // A chat request is 5 spans here (server, auth, validate, limits, client): each export carries one request whole.
+    // A chat request is 5 spans here (server, auth, validate, limits, client); the SDK's processor sends an export as soon as 5 are queued.
     stack = await startStack(tracingConfig(receiver, { maxExportBatchSize: 5 }));
   });
   afterAll(async () => {
@@ -417,7 +417,7 @@ describe('exports of at most maxExportBatchSize spans', () => {
     await stack.close();
   });
 
-  it('sends the queued requests in exports of at most that many spans, none split', async () => {
+  it('sends the queued spans in exports of at most that many spans', async () => {
     const responses = await Promise.all([chat(stack, {}), chat(stack, {}), chat(stack, {})]);
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
     const spans = await receiver.spansWhere(() => true, 15);
