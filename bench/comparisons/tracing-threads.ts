@@ -16,7 +16,7 @@ import { OFF, ON, startSink, startTracingPair } from './tracing-cost.js';
  * saturation, split by thread. At saturation on 2 shared cores requests/s moves ±20% from round
  * to round and tells designs 10 points apart only over many runs; CPU time per request at a
  * fixed rate is steadier, and split by thread it says what a request pays on the thread that
- * answers it (the main thread) and what runs beside it (the export thread, V8's GC helpers),
+ * answers it (the main thread) and what runs beside it (V8's GC helpers, libuv's pool),
  * which a machine with a core to spare absorbs. Linux only (/proc).
  */
 

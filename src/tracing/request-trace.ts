@@ -175,7 +175,7 @@ export class RequestTrace {
     if (this.ended) return;
     const endedAt = performance.now();
     this.ended = true;
-    this.watch?.stop(this.kit.settings.captureContent);
+    this.watch?.stop();
     // A step still under way (the client left during it) ends with the request.
     this.step?.end(spanTime(endedAt));
     this.step = undefined;

@@ -20,6 +20,22 @@ export const TRACE_CONTEXT_HEADERS: readonly string[] = ['traceparent', 'tracest
  */
 const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE', 'QUERY']);
 
+/** The SERVER span's HTTP semantic-convention attributes, from the request. */
+function serverAttributes(req: IncomingMessage, route: string | undefined, method: string, known: boolean): Attributes {
+  const path = req.url ?? '/';
+  const query = path.indexOf('?');
+  const attributes: Attributes = {
+    'http.request.method': known ? method : '_OTHER',
+    'url.path': query < 0 ? path : path.slice(0, query),
+    'url.scheme': 'http',
+  };
+  if (!known) attributes['http.request.method_original'] = method;
+  if (route !== undefined) attributes['http.route'] = route;
+  const agent = req.headers['user-agent'];
+  if (agent !== undefined) attributes['user_agent.original'] = agent;
+  return attributes;
+}
+
 /**
  * The SDK's tracer provider (its sampler, id generator, BatchSpanProcessor and OTLP exporter)
  * and the W3C propagator; `undefined` in its place means tracing is off.
@@ -43,20 +59,12 @@ export class Tracing {
    */
   startRequest(req: IncomingMessage, route: string | undefined, method: string): RequestTrace {
     const parent = this.kit.propagator.extract(ROOT_CONTEXT, req.headers, headerGetter);
-    const path = req.url ?? '/';
-    const query = path.indexOf('?');
     const known = KNOWN_METHODS.has(method);
-    const attributes: Attributes = {
-      'http.request.method': known ? method : '_OTHER',
-      'url.path': query < 0 ? path : path.slice(0, query),
-      'url.scheme': 'http',
-    };
-    if (!known) attributes['http.request.method_original'] = method;
-    if (route !== undefined) attributes['http.route'] = route;
-    const agent = req.headers['user-agent'];
-    if (agent !== undefined) attributes['user_agent.original'] = agent;
     const name = `${known ? method : 'HTTP'}${route === undefined ? '' : ` ${route}`}`;
-    const span = this.kit.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes, startTime: spanTime() }, parent);
+    // The samplers Tollgate offers decide by trace id and parent alone: the attributes are given
+    // once the span records, so an unsampled request builds none.
+    const span = this.kit.tracer.startSpan(name, { kind: SpanKind.SERVER, startTime: spanTime() }, parent);
+    if (span.isRecording()) span.setAttributes(serverAttributes(req, route, method, known));
     return new RequestTrace(this.kit, span, trace.setSpan(parent, span));
   }
 
