@@ -93,10 +93,15 @@ export async function startTracingPair(stack: Stack, collector: string): Promise
   return [await startGatewayTarget(stack, 'redis', { name: OFF }), await startGatewayTarget(stack, 'redis', { name: ON, tracingEndpoint: collector })];
 }
 
+/** The pair, and a third gateway the same but for tracing at ratio 0.1 (a production setting). */
+export async function startTracingTrio(stack: Stack, collector: string): Promise<[Target, Target, Target]> {
+  return [...(await startTracingPair(stack, collector)), await startGatewayTarget(stack, 'redis', { name: ON_TENTH, tracingEndpoint: collector, tracingRatio: 0.1 })];
+}
+
 /** `proxy`: the main run's bare proxy, already warm. */
 export async function measureTracingCost(stack: Stack, proxy: Target, settings: Settings): Promise<string> {
   const sink = await startSink();
-  const gateways = [...(await startTracingPair(stack, sink.url)), await startGatewayTarget(stack, 'redis', { name: ON_TENTH, tracingEndpoint: sink.url, tracingRatio: 0.1 })];
+  const gateways = await startTracingTrio(stack, sink.url);
   log(`tracing cost: ${[proxy, ...gateways].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
   await warmUp(gateways, { connections: settings.connections, durationSec: settings.warmup });
   const started = performance.now();
