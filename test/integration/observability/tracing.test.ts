@@ -97,7 +97,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
     const client = byName(spans, `chat ${MODEL}`);
     expect(client.kind).toBe(SPAN_KIND.client);
     expect(client.parentSpanId).toBe(server.spanId);
-    // Every span its own valid id (16 hex digits, not all zero): the steps' are made on the export thread.
+    // Every span its own valid id (16 hex digits, not all zero).
     const ids = spans.map((s) => s.spanId);
     for (const id of ids) expect(id).toMatch(/^(?!0{16})[0-9a-f]{16}$/);
     expect(new Set(ids).size).toBe(ids.length);
@@ -119,8 +119,8 @@ describe('tracing to an OTLP/HTTP collector', () => {
     expect(client.attributes['gen_ai.input.messages']).toBeUndefined();
     expect(client.attributes['gen_ai.output.messages']).toBeUndefined();
 
-    // The spans' times are the request's, on the wall clock: each child inside the SERVER span,
-    // which starts after the request was sent (the export thread's clock is not the request thread's).
+    // The spans' times are the request's, on the wall clock: each child inside the SERVER span
+    // (every span's times from one clock), which starts after the request was sent.
     expect(server.startTime).toBeGreaterThanOrEqual(sentAt);
     expect(server.endTime).toBeLessThanOrEqual(BigInt(Date.now() + 100) * 1_000_000n);
     for (const child of [...steps, client]) {
