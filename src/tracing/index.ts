@@ -4,7 +4,7 @@
  * propagation both ways, and optionally the GenAI metrics over OTLP. Off by default: then
  * nothing here is built.
  */
-export { batchSettings, createTracing, samplerFor, type TracingEvents } from './provider.js';
+export { batchSettings, createTracing, otlpExporter, samplerFor, type TracingEvents } from './provider.js';
 export { TRACE_CONTEXT_HEADERS, Tracing } from './tracing.js';
 export { RequestTrace, type RequestOutcome, type StepName, type TraceKit, type TracingSettings, type UpstreamCall } from './request-trace.js';
 export { readReply, requestAttributes, type ReplyFacts } from './genai.js';

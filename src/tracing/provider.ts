@@ -56,17 +56,30 @@ export function batchSettings(config: TracingConfig, events: TracingEvents): Buf
 const withPath = (endpoint: string, path: string): string => `${endpoint.replace(/\/+$/, '')}${path}`;
 
 /**
+ * The OTLP/HTTP exporter, with at most one queue's worth of exports in flight. The SDK's
+ * BatchSpanProcessor (2.12) means to run one export at a time, but after a failed export its
+ * `.catch` clears the "exporting" flag the `.finally` before it had set for the next export: with
+ * a collector down (each export retried for seconds) exports pile up to the exporter's default
+ * limit of 30, each holding its batch — RSS doubled in a 100,000-request soak. Past this limit an
+ * export fails at once and the processor counts its spans as dropped.
+ */
+export function otlpExporter(config: TracingConfig, batch: BufferConfig): OTLPTraceExporter {
+  const concurrencyLimit = Math.ceil(batch.maxQueueSize! / batch.maxExportBatchSize!);
+  return new OTLPTraceExporter({ url: withPath(config.endpoint, '/v1/traces'), headers: config.headers, timeoutMillis: config.exportTimeoutMs, concurrencyLimit });
+}
+
+/**
  * Builds the tracer (and, with `metrics: true`, the GenAI metrics) from `tracing:`; undefined
  * when tracing is off, so the request path checks one field and builds nothing.
  */
 export function createTracing(config: TracingConfig, events: TracingEvents): Tracing | undefined {
   if (!config.enabled) return undefined;
   const resource: Resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName });
-  const exporter = new OTLPTraceExporter({ url: withPath(config.endpoint, '/v1/traces'), headers: config.headers, timeoutMillis: config.exportTimeoutMs });
+  const batch = batchSettings(config, events);
   const provider = new BasicTracerProvider({
     resource,
     sampler: samplerFor(config.sampler, config.sampleRatio),
-    spanProcessors: [new BatchSpanProcessor(exporter, batchSettings(config, events))],
+    spanProcessors: [new BatchSpanProcessor(otlpExporter(config, batch), batch)],
   });
   const metrics: GenAiMetrics | undefined = config.metrics ? createGenAiMetrics(config, resource, withPath(config.endpoint, '/v1/metrics')) : undefined;
   return new Tracing(provider, new W3CTraceContextPropagator(), {
