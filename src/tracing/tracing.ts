@@ -78,11 +78,6 @@ export class Tracing {
     request.finish({ status: refusal.status, aborted: false });
   }
 
-  /** Exports what is queued (tests, and a graceful stop). */
-  flush(): Promise<void> {
-    return this.provider.forceFlush();
-  }
-
   /** Sends what is batched, until `deadline`, then stops (spans still queued then are dropped). */
   async close(deadline: number): Promise<void> {
     const timeoutMillis = Math.max(0, deadline - Date.now());
