@@ -1,8 +1,8 @@
 /**
  * `npm run bench:tracing`: only the tracing comparison of `npm run bench -- --tracing` (the bare
- * proxy, then gateway-redis with tracing off and on at ratio 1.0, in interleaved rounds), for
- * working on tracing's cost without the whole bench. Same flags (--rounds, --duration, --warmup,
- * --cpu-prof); prints the tables, writes nothing. With --rate N, instead: tracing off and on at a
+ * proxy, then gateway-redis with tracing off, on at ratio 1.0 and on at ratio 0.1, in interleaved
+ * rounds), for working on tracing's cost without the whole bench. Same flags (--rounds, --duration, --warmup,
+ * --cpu-prof); prints the tables, writes nothing. With --rate N, instead: the three gateways at a
  * fixed N requests/s, CPU per request split by thread (bench/comparisons/tracing-threads.ts), and
  * with --cpu-prof as well, each main thread's CPU by area (src/tracing: tracing's own code).
  * With --side-by-side, instead: tracing off and on driven at the same time, so that both live

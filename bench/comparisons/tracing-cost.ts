@@ -9,14 +9,15 @@ import type { Settings } from '../load-runs/settings.js';
 import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
 
 /**
- * `--tracing`: what tracing costs the hot path (SPEC 18). Two fresh gateway-redis processes, the
- * same but for `tracing` (off; on at sampleRatio 1.0, exporting every span over OTLP/HTTP to a
- * collector in this process that reads each export and answers 200), measured with the bare
- * proxy in interleaved rounds.
+ * `--tracing`: what tracing costs the hot path (SPEC 18). Three fresh gateway-redis processes, the
+ * same but for `tracing` (off; on at sampleRatio 1.0; on at 0.1, a production setting), the
+ * traced ones exporting every sampled span over OTLP/HTTP to a collector in this process that
+ * reads each export and answers 200, measured with the bare proxy in interleaved rounds.
  */
 
-/** The issue's bound: tracing every request may cost at most this fraction of requests/s. */
-const TRACING_MAX_COST = 0.1;
+/** SPEC 18's bounds: the share of requests/s tracing may cost, by sample ratio. */
+const MAX_COST_AT_FULL = 0.15;
+const MAX_COST_AT_TENTH = 0.03;
 
 /** A chat request's spans: SERVER, auth, validate, ownership (the bench gateways check the chat model's owner), limits, CLIENT. */
 const SPANS_PER_CHAT = 6;
@@ -50,19 +51,26 @@ export async function spansDroppedSince(traced: Target, before: TracingCounts): 
 
 export const OFF = 'tracing off';
 export const ON = 'tracing on (ratio 1.0)';
+export const ON_TENTH = 'tracing on (ratio 0.1)';
 
+/** Each traced row against tracing off, with the bound its ratio has (rows missing are left out). */
 export function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string {
-  const on = findRow(rows, ON);
-  if (!on || !findRow(rows, OFF)) return `(no ${ON} or ${OFF} row)`;
-  const requests = roundRatio(rows, on, OFF, requestsPerSec);
-  const cpuDifference = roundDifference(rows, on, OFF, cpuPerRequest);
-  const cost = 1 - requests;
-  return [
-    `| req/s on ÷ off | req/s on ÷ off per round | tracing cost (1 − on ÷ off) | CPU µs/req on − off | CPU µs/req on ÷ off | cost ≤ ${TRACING_MAX_COST * 100}% of req/s |`,
-    '|--:|--:|--:|--:|--:|:-:|',
-    `| ${ratio(requests)} | ${ratiosByRound(rows, on, OFF, requestsPerSec).map((value) => value.toFixed(2)).join(' / ')} | ${(cost * 100).toFixed(1)}% | ` +
-      `${signedMicros(cpuDifference)} | ${ratio(roundRatio(rows, on, OFF, cpuPerRequest))} | ${cost <= TRACING_MAX_COST ? '✓' : '✗'} |`,
-  ].join('\n');
+  if (!findRow(rows, OFF)) return `(no ${OFF} row)`;
+  const lines = [
+    '| traced gateway | req/s on ÷ off | req/s on ÷ off per round | tracing cost (1 − on ÷ off) | CPU µs/req on − off | CPU µs/req on ÷ off | bound | within |',
+    '|:--|--:|--:|--:|--:|--:|--:|:-:|',
+  ];
+  for (const [name, bound] of [[ON, MAX_COST_AT_FULL], [ON_TENTH, MAX_COST_AT_TENTH]] as const) {
+    const on = findRow(rows, name);
+    if (!on) continue;
+    const requests = roundRatio(rows, on, OFF, requestsPerSec);
+    const cost = 1 - requests;
+    lines.push(
+      `| ${name} | ${ratio(requests)} | ${ratiosByRound(rows, on, OFF, requestsPerSec).map((value) => value.toFixed(2)).join(' / ')} | ${(cost * 100).toFixed(1)}% | ` +
+        `${signedMicros(roundDifference(rows, on, OFF, cpuPerRequest))} | ${ratio(roundRatio(rows, on, OFF, cpuPerRequest))} | ≤ ${bound * 100}% | ${cost <= bound ? '✓' : '✗'} |`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /** A collector that takes every export (bytes counted, not decoded: its CPU is not the gateway's). */
@@ -85,23 +93,28 @@ export async function startTracingPair(stack: Stack, collector: string): Promise
   return [await startGatewayTarget(stack, 'redis', { name: OFF }), await startGatewayTarget(stack, 'redis', { name: ON, tracingEndpoint: collector })];
 }
 
+/** The pair, and a third gateway the same but for tracing at ratio 0.1 (a production setting). */
+export async function startTracingTrio(stack: Stack, collector: string): Promise<[Target, Target, Target]> {
+  return [...(await startTracingPair(stack, collector)), await startGatewayTarget(stack, 'redis', { name: ON_TENTH, tracingEndpoint: collector, tracingRatio: 0.1 })];
+}
+
 /** `proxy`: the main run's bare proxy, already warm. */
 export async function measureTracingCost(stack: Stack, proxy: Target, settings: Settings): Promise<string> {
   const sink = await startSink();
-  const pair = await startTracingPair(stack, sink.url);
-  log(`tracing cost: ${[proxy, ...pair].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
-  await warmUp(pair, { connections: settings.connections, durationSec: settings.warmup });
+  const gateways = await startTracingTrio(stack, sink.url);
+  log(`tracing cost: ${[proxy, ...gateways].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
+  await warmUp(gateways, { connections: settings.connections, durationSec: settings.warmup });
   const started = performance.now();
   const exportsBefore = sink.exports();
-  const traced = pair[1]!;
+  const traced = gateways[1]!;
   const before = await tracingCounts(traced);
-  const rows = await measureRounds([proxy, ...pair], settings);
+  const rows = await measureRounds([proxy, ...gateways], settings);
   const exportsPerSecond = ((sink.exports() - exportsBefore) * 1000) / (performance.now() - started);
   const dropped = await spansDroppedSince(traced, before);
-  for (const target of pair) await target.process?.stop();
+  for (const target of gateways) await target.process?.stop();
   sink.close();
   return [
-    `${OFF} and ${ON}: two fresh gateway-redis processes (every other feature on in both); the traced one sends every span, batched, to a collector in the bench process (${exportsPerSecond.toFixed(1)} exports/s over the whole run; ${dropped}).`,
+    `${OFF}, ${ON} and ${ON_TENTH}: three fresh gateway-redis processes (every other feature on in all); the traced ones send every sampled span, batched by the SDK's BatchSpanProcessor, to a collector in the bench process (${exportsPerSecond.toFixed(1)} exports/s from both over the whole run; at ratio 1.0, ${dropped}).`,
     versusProxyTable(rows),
     'Tracing on vs off (each ratio taken within a round, then the median over rounds):',
     onVersusOffTable(rows),

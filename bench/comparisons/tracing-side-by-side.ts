@@ -15,7 +15,7 @@ import { OFF, ON, onVersusOffTable, spansDroppedSince, startSink, startTracingPa
  * apart, and a host whose speed swings by 20% over tens of seconds (a shared one: single rounds
  * read 0.54× to 1.13× in one run) moves their ratio as much; side by side, both live through the
  * same swings. The two share the host's cores, so each round's req/s on ÷ off is the ratio of
- * the two request threads' CPU per request; the export thread's CPU is on top, taken from what
+ * the two request threads' CPU per request; the other threads' CPU is on top, taken from what
  * the rest of the host (load generator, upstream, Redis) would have had — which CPU µs/req
  * on ÷ off (each whole process) counts. Neither replaces the saturation rounds (SPEC 10: each
  * target in turn); they say what those rounds' spread hides.

@@ -9,14 +9,14 @@ import { int, micros, signedMicros } from '../load-runs/report.js';
 import type { Settings } from '../load-runs/settings.js';
 import type { Stack } from '../load-runs/stack.js';
 import type { Target } from '../load-runs/measure.js';
-import { OFF, ON, startSink, startTracingPair } from './tracing-cost.js';
+import { OFF, ON, ON_TENTH, startSink, startTracingTrio } from './tracing-cost.js';
 
 /**
- * `npm run bench:tracing -- --rate N`: what tracing costs in CPU, at a fixed load below
+ * `npm run bench:tracing -- --rate N`: what tracing costs in CPU (off, ratio 1.0, ratio 0.1), at a fixed load below
  * saturation, split by thread. At saturation on 2 shared cores requests/s moves ±20% from round
  * to round and tells designs 10 points apart only over many runs; CPU time per request at a
  * fixed rate is steadier, and split by thread it says what a request pays on the thread that
- * answers it (the main thread) and what runs beside it (the export thread, V8's GC helpers),
+ * answers it (the main thread) and what runs beside it (V8's GC helpers, libuv's pool),
  * which a machine with a core to spare absorbs. Linux only (/proc).
  */
 
@@ -67,26 +67,33 @@ const row = (name: string, t: Tally): string => {
 
 export async function measureTracingThreads(stack: Stack, settings: Settings, rate: number): Promise<string> {
   const sink = await startSink();
-  const pair = await startTracingPair(stack, sink.url);
-  log(`tracing threads: ${pair.map((t) => t.name).join(', ')} at ${rate} req/s, ${settings.rounds} rounds`);
-  for (const target of pair) await runLoad(target.url, { connections: settings.connections, durationSec: Math.max(settings.warmup, 1), rate });
-  const tallies = [emptyTally(), emptyTally()];
+  const targets = await startTracingTrio(stack, sink.url);
+  log(`tracing threads: ${targets.map((t) => t.name).join(', ')} at ${rate} req/s, ${settings.rounds} rounds`);
+  for (const target of targets) await runLoad(target.url, { connections: settings.connections, durationSec: Math.max(settings.warmup, 1), rate });
+  const tallies = targets.map(emptyTally);
   for (let round = 0; round < settings.rounds; round++) {
-    // Alternate which goes first, as the saturation rounds rotate.
-    for (const k of round % 2 === 0 ? [0, 1] : [1, 0]) await measureAtRate(pair[k]!, tallies[k]!, rate, settings);
+    // Rotate which goes first, as the saturation rounds do.
+    for (let i = 0; i < targets.length; i++) {
+      const k = (round + i) % targets.length;
+      await measureAtRate(targets[k]!, tallies[k]!, rate, settings);
+    }
   }
-  for (const target of pair) await target.process?.stop();
+  for (const target of targets) await target.process?.stop();
   sink.close();
-  const [off, on] = tallies as [Tally, Tally];
-  const difference = (pick: (t: Tally) => number): string => signedMicros(pick(on) / on.requests - pick(off) / off.requests);
-  const areas = mainThreadAreas(stack, tallies as [Tally, Tally]);
+  const [off, on, onTenth] = tallies as [Tally, Tally, Tally];
+  const difference = (traced: Tally, pick: (t: Tally) => number): string => signedMicros(pick(traced) / traced.requests - pick(off) / off.requests);
+  const differenceRow = (name: string, traced: Tally): string =>
+    `| ${name} − off | | ${difference(traced, (t) => t.mainMicros)} | ${difference(traced, (t) => t.otherMicros)} | ${difference(traced, (t) => t.mainMicros + t.otherMicros)} | | |`;
+  const areas = mainThreadAreas(stack, [off, on]);
   return [
-    `${OFF} and ${ON} at a fixed ${rate} req/s (${settings.connections} connections, ${settings.rounds} rounds of ${settings.duration} s, alternating): CPU µs per request of each gateway process, read per thread from /proc.`,
+    `${OFF}, ${ON} and ${ON_TENTH} at a fixed ${rate} req/s (${settings.connections} connections, ${settings.rounds} rounds of ${settings.duration} s, rotating): CPU µs per request of each gateway process, read per thread from /proc.`,
     '| target | req/s | main thread | other threads | whole process | whole process per round | failed |',
     '|---|--:|--:|--:|--:|--:|--:|',
     row(OFF, off),
     row(ON, on),
-    `| on − off | | ${difference((t) => t.mainMicros)} | ${difference((t) => t.otherMicros)} | ${difference((t) => t.mainMicros + t.otherMicros)} | | |`,
+    row(ON_TENTH, onTenth),
+    differenceRow(ON, on),
+    differenceRow(ON_TENTH, onTenth),
     ...(areas ? ['', 'Main thread by area (`--cpu-prof`: each profile\'s shares × that thread\'s CPU µs/req above; src/tracing is tracing\'s own code, the rest what it costs elsewhere and noise):', areas] : []),
   ].join('\n');
 }

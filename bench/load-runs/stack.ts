@@ -36,8 +36,10 @@ export interface GatewayTargetOptions {
    * ownership, no prices or cost budgets, log level silent), for a like-for-like row beside it.
    */
   readonly features?: 'all' | 'baseline';
-  /** An OTLP/HTTP collector: tracing on at sampleRatio 1.0, every span exported there (`--tracing`). */
+  /** An OTLP/HTTP collector: tracing on, every sampled span exported there (`--tracing`). */
   readonly tracingEndpoint?: string;
+  /** The traced gateway's `tracing.sampleRatio` (default 1.0). */
+  readonly tracingRatio?: number;
 }
 
 // The children this room forks: the fake upstream and the targets, beside this file.
@@ -77,7 +79,7 @@ export async function startProxyTarget(stack: Stack): Promise<Target> {
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
   const execArgv = [...profileArgs(stack), ...(options.exposeGc ? ['--expose-gc'] : [])];
-  const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '' };
+  const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '', BENCH_TRACING_RATIO: String(options.tracingRatio ?? 1) };
   const child = await startChild(name, TARGET, ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
   if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, (options.workers ?? 1) > 1 ? `${name} primary` : name);

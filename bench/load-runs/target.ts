@@ -19,7 +19,7 @@ import { BENCH_KEY_SHA256, BENCH_PRICES, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHE
  * keep-alive agent, the floor of this stack) or `gateway` (Tollgate with every feature on;
  * the Redis store when BENCH_REDIS_URL is set, the memory store otherwise; BENCH_LEDGER=0
  * turns the usage ledger off, for `--ledger-cost`; BENCH_TRACING_ENDPOINT turns tracing on at
- * ratio 1.0 with that collector, for `--tracing`). With BENCH_WORKERS
+ * BENCH_TRACING_RATIO (default 1.0) with that collector, for `--tracing`). With BENCH_WORKERS
  * above 1 this process is a cluster primary and that many workers serve one shared port.
  * Every serving process answers the parent's stats requests (CPU time, memory).
  */
@@ -30,8 +30,9 @@ const redisUrl = process.env.BENCH_REDIS_URL ?? '';
 const workerCount = Number(process.env.BENCH_WORKERS ?? '1');
 const ledgerEnabled = process.env.BENCH_LEDGER !== '0';
 const features = process.env.BENCH_FEATURES ?? 'all';
-/** Set: tracing on at ratio 1.0, exporting to this collector (`--tracing`). */
+/** Set: tracing on, exporting to this collector (`--tracing`), at BENCH_TRACING_RATIO (default 1.0). */
 const tracingEndpoint = process.env.BENCH_TRACING_ENDPOINT ?? '';
+const tracingRatio = Number(process.env.BENCH_TRACING_RATIO || '1');
 
 interface Started {
   readonly server: Server;
@@ -85,7 +86,7 @@ async function startGateway(): Promise<Started> {
       },
       redis: { url: redisUrl, keyPrefix: 'tollgate-bench:' },
       logging: { level: all ? 'info' : 'silent' },
-      ...(tracingEndpoint ? { tracing: { enabled: true, endpoint: tracingEndpoint, sampleRatio: 1 } } : {}),
+      ...(tracingEndpoint ? { tracing: { enabled: true, endpoint: tracingEndpoint, sampleRatio: tracingRatio } } : {}),
     },
     'bench',
   );

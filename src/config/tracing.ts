@@ -31,8 +31,8 @@ export const tracingSchema = z
      */
     maxQueueSize: positiveInt.default(8192),
     /**
-     * Spans an export carries at most (whole requests); unset, 2048 (or maxQueueSize when smaller):
-     * four times the SDK's 512, since an export costs the export thread about the same whatever its size.
+     * Spans an export carries at most; unset, 2048 (or maxQueueSize when smaller):
+     * four times the SDK's 512, since an export costs the event loop about the same whatever its size.
      */
     maxExportBatchSize: positiveInt.optional(),
     /** How often a batch leaves; a full batch leaves at once. */

@@ -11,7 +11,7 @@ export { createPriceBook, type Price, type PriceBook } from './prices.js';
 export { forceStreamUsage, type ForcedBody } from './force-stream-usage.js';
 export { Ledger, type LedgerEntry, type LedgerOptions } from './ledger.js';
 export { contentBytes } from './taps/content-count.js';
-export { jsonKey, lastKeyValue, nextKeyValue, skipJsonSpace, valueEnd } from './taps/json-scan.js';
+export { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, jsonKey, lastKeyValue, nextKeyValue, OPEN_BRACE, OPEN_BRACKET, QUOTE, skipJsonSpace, valueEnd } from './taps/json-scan.js';
 export { newLedgerRowId } from './ledger-row-id.js';
 export { LEDGER_TEXT_MAX_CHARS, storableText } from './ledger.js';
 export { SseEventBoundaries } from './taps/sse-boundaries.js';

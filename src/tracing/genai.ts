@@ -11,12 +11,6 @@ import { scanJsonReply } from './reply-scan.js';
 
 /** Past this, the reply is not copied further: its id and finish reasons come early and late, and spans stay small. */
 const MAX_WATCHED_BYTES = 1024 ** 2;
-/**
- * A reply up to this long is read when its request's record is built (the export thread's next
- * shipment, with others); a longer one as its request ends, so that ended requests waiting for
- * their shipment (up to 64) never hold more than this of reply bytes each.
- */
-const MAX_HELD_BYTES = 16 * 1024;
 
 interface ChatMessage {
   readonly role?: unknown;
@@ -112,8 +106,6 @@ export class ReplyWatch implements ResponseTap {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private stopped = false;
-  /** What the reply said, once read. */
-  private read: ReplyFacts | undefined;
   /** When a streamed reply's first chunk came (undefined for a JSON reply: it has no first chunk to speak of). */
   firstChunkAt: number | undefined;
   seen: TapResult | undefined;
@@ -140,25 +132,16 @@ export class ReplyWatch implements ResponseTap {
     return (this.seen = this.inner.end());
   }
 
-  /**
-   * The request ended: what is relayed after (a client that left) is not the reply its spans
-   * describe. A long reply is read now and its bytes let go (see MAX_HELD_BYTES).
-   */
-  stop(withText: boolean): void {
+  /** The request ended: what is relayed after (a client that left) is not the reply its spans describe. */
+  stop(): void {
     this.stopped = true;
-    if (this.size > MAX_HELD_BYTES) {
-      this.read = this.facts(withText);
-      this.chunks.length = 0;
-    }
   }
 
   /**
-   * What the reply said, read once the exchange is over (off the relay; with the other ended
-   * requests of an export shipment unless it is long). Without the text (content not captured),
-   * a JSON reply is scanned for its id and finish reasons, not parsed.
+   * What the reply said, read once the exchange is over (off the relay). Without the text
+   * (content not captured), a JSON reply is scanned for its id and finish reasons, not parsed.
    */
   facts(withText: boolean): ReplyFacts {
-    if (this.read) return this.read;
     const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
     return (withText || this.streamed ? undefined : scanJsonReply(bytes)) ?? readReply(bytes);
   }

@@ -1,16 +1,20 @@
+import type { MeterProvider } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
+  type BufferConfig,
   type Sampler,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { SamplerName, TracingConfig } from '../config/index.js';
-import type { ExportThreadSettings } from './export-messages.js';
-import { ExportThread } from './export-thread.js';
+import { droppedSpansMeter } from './dropped-spans.js';
 import { createGenAiMetrics, type GenAiMetrics } from './genai-metrics.js';
 import { Tracing } from './tracing.js';
 
@@ -32,26 +36,36 @@ export function samplerFor(name: SamplerName, ratio: number): Sampler {
 }
 
 /**
- * Spans an export carries when `maxExportBatchSize` is unset: four times the SDK's 512. An export
- * costs the export thread ~0.6 ms of CPU whatever its size (Node's HTTP client, the SDK's transport),
- * which at 512 spans was a third of its work a request (docs/tracing.md, "Cost").
+ * Spans an export carries when `maxExportBatchSize` is unset: four times the SDK's 512. Each
+ * export costs the event loop about the same fixed work (an HTTP request, its response) whatever
+ * its size, so fewer, larger exports take less from requests (docs/decisions.md).
  */
 const DEFAULT_EXPORT_BATCH_SIZE = 2048;
 
-const withPath = (endpoint: string, path: string): string => `${endpoint.replace(/\/+$/, '')}${path}`;
-
-/** The export thread's settings: the batch processor's bounded queue, and exports given up past the timeout. */
-export function exportSettings(config: TracingConfig): ExportThreadSettings {
+/** The batch processor's settings: a bounded queue, exports given up past the timeout, and its drops counted. */
+export function batchSettings(config: TracingConfig, events: TracingEvents): BufferConfig & { selfObsMeterProvider: MeterProvider } {
   return {
-    url: withPath(config.endpoint, '/v1/traces'),
-    headers: config.headers,
-    serviceName: config.serviceName,
-    timeOrigin: performance.timeOrigin,
     maxQueueSize: config.maxQueueSize,
     maxExportBatchSize: config.maxExportBatchSize ?? Math.min(DEFAULT_EXPORT_BATCH_SIZE, config.maxQueueSize),
     scheduledDelayMillis: config.scheduledDelayMs,
     exportTimeoutMillis: config.exportTimeoutMs,
+    selfObsMeterProvider: droppedSpansMeter((count) => events.spansDropped(count)),
   };
+}
+
+const withPath = (endpoint: string, path: string): string => `${endpoint.replace(/\/+$/, '')}${path}`;
+
+/**
+ * The OTLP/HTTP exporter, with at most one queue's worth of exports in flight. The SDK's
+ * BatchSpanProcessor (2.12) means to run one export at a time, but after a failed export its
+ * `.catch` clears the "exporting" flag the `.finally` before it had set for the next export: with
+ * a collector down (each export retried for seconds) exports pile up to the exporter's default
+ * limit of 30, each holding its batch — RSS doubled in a 100,000-request soak. Past this limit an
+ * export fails at once and the processor counts its spans as dropped.
+ */
+export function otlpExporter(config: TracingConfig, batch: BufferConfig): OTLPTraceExporter {
+  const concurrencyLimit = Math.ceil(batch.maxQueueSize! / batch.maxExportBatchSize!);
+  return new OTLPTraceExporter({ url: withPath(config.endpoint, '/v1/traces'), headers: config.headers, timeoutMillis: config.exportTimeoutMs, concurrencyLimit });
 }
 
 /**
@@ -61,9 +75,14 @@ export function exportSettings(config: TracingConfig): ExportThreadSettings {
 export function createTracing(config: TracingConfig, events: TracingEvents): Tracing | undefined {
   if (!config.enabled) return undefined;
   const resource: Resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName });
-  const exportThread = new ExportThread(exportSettings(config), events);
+  const batch = batchSettings(config, events);
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: samplerFor(config.sampler, config.sampleRatio),
+    spanProcessors: [new BatchSpanProcessor(otlpExporter(config, batch), batch)],
+  });
   const metrics: GenAiMetrics | undefined = config.metrics ? createGenAiMetrics(config, resource, withPath(config.endpoint, '/v1/metrics')) : undefined;
-  return new Tracing(exportThread, new W3CTraceContextPropagator(), samplerFor(config.sampler, config.sampleRatio), {
+  return new Tracing(provider, new W3CTraceContextPropagator(), {
     captureContent: config.captureContent,
     providerNames: config.providerNames,
     metrics,

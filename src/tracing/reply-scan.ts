@@ -1,4 +1,4 @@
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, jsonKey, OPEN_BRACE, OPEN_BRACKET, QUOTE, skipJsonSpace } from '../metering/taps/json-scan.js';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, jsonKey, OPEN_BRACE, OPEN_BRACKET, QUOTE, skipJsonSpace } from '../metering/index.js';
 
 /**
  * A JSON chat reply's `id` and each choice's `finish_reason`, read by walking its bytes rather

@@ -97,7 +97,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
     const client = byName(spans, `chat ${MODEL}`);
     expect(client.kind).toBe(SPAN_KIND.client);
     expect(client.parentSpanId).toBe(server.spanId);
-    // Every span its own valid id (16 hex digits, not all zero): the steps' are made on the export thread.
+    // Every span its own valid id (16 hex digits, not all zero).
     const ids = spans.map((s) => s.spanId);
     for (const id of ids) expect(id).toMatch(/^(?!0{16})[0-9a-f]{16}$/);
     expect(new Set(ids).size).toBe(ids.length);
@@ -119,8 +119,8 @@ describe('tracing to an OTLP/HTTP collector', () => {
     expect(client.attributes['gen_ai.input.messages']).toBeUndefined();
     expect(client.attributes['gen_ai.output.messages']).toBeUndefined();
 
-    // The spans' times are the request's, on the wall clock: each child inside the SERVER span,
-    // which starts after the request was sent (the export thread's clock is not the request thread's).
+    // The spans' times are the request's, on the wall clock: each child inside the SERVER span
+    // (every span's times from one clock), which starts after the request was sent.
     expect(server.startTime).toBeGreaterThanOrEqual(sentAt);
     expect(server.endTime).toBeLessThanOrEqual(BigInt(Date.now() + 100) * 1_000_000n);
     for (const child of [...steps, client]) {
@@ -409,7 +409,7 @@ describe('exports of at most maxExportBatchSize spans', () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    // A chat request is 5 spans here (server, auth, validate, limits, client): each export carries one request whole.
+    // A chat request is 5 spans here (server, auth, validate, limits, client); the SDK's processor sends an export as soon as 5 are queued.
     stack = await startStack(tracingConfig(receiver, { maxExportBatchSize: 5 }));
   });
   afterAll(async () => {
@@ -417,7 +417,7 @@ describe('exports of at most maxExportBatchSize spans', () => {
     await stack.close();
   });
 
-  it('sends the queued requests in exports of at most that many spans, none split', async () => {
+  it('sends the queued spans in exports of at most that many spans', async () => {
     const responses = await Promise.all([chat(stack, {}), chat(stack, {}), chat(stack, {})]);
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
     const spans = await receiver.spansWhere(() => true, 15);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig, parseOtelHeaders } from '../../../src/config/index.js';
-import { exportSettings } from '../../../src/tracing/index.js';
+import { batchSettings } from '../../../src/tracing/index.js';
 
 const minimal = 'upstreams: {service: {url: "http://svc:9000"}, inference: {url: "http://inf:9001"}}\n';
 
@@ -83,7 +83,7 @@ describe('tracing config (SPEC 18)', () => {
   });
 
   it('exports 2048 spans at most when maxExportBatchSize is unset, or the whole queue when it is smaller', () => {
-    const settings = (yaml: string) => exportSettings(parseConfig(`${minimal}${yaml}\n`, {}).tracing);
+    const settings = (yaml: string) => batchSettings(parseConfig(`${minimal}${yaml}\n`, {}).tracing, { spansDropped: () => undefined });
     expect(settings('tracing: {enabled: true}')).toMatchObject({ maxQueueSize: 8192, maxExportBatchSize: 2048 });
     expect(settings('tracing: {maxQueueSize: 1000}')).toMatchObject({ maxQueueSize: 1000, maxExportBatchSize: 1000 });
     expect(settings('tracing: {maxExportBatchSize: 100}')).toMatchObject({ maxQueueSize: 8192, maxExportBatchSize: 100 });

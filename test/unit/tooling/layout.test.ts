@@ -12,29 +12,20 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SRC = join(ROOT, 'src');
 
-/**
- * Known circles, each to be dropped when its cause goes: tracing/request-trace.ts ⇄ tracing.ts
- * leaves with the tracing rewrite on the OpenTelemetry SDK (issue 43 left src/tracing/ to it).
- */
-const KNOWN_FILE_CIRCLES: readonly string[] = ['tracing/request-trace.ts tracing/tracing.ts'];
-
-/** Test and bench files that still read src/tracing/ below its index.ts: they go with the tracing rewrite. */
-const TRACING_INTERNALS = /^src\/tracing\/(?!index\.ts$)/;
+/** Known file circles: none. */
+const KNOWN_FILE_CIRCLES: readonly string[] = [];
 
 /**
  * Known imports below another folder's index.ts, or from test/ into bench/, each to be dropped
  * when its cause goes: the chat worker's body check takes forced stream usage from its own file,
  * as metering/index.ts would load the ledger and the store into every worker (and a 10 MB body
- * then no longer fits the worker's 512 MB heap); the tracing rewrite takes reply-scan.ts and the
- * tape fixture with it;
- * console-volume.ts is a bench run that docs/console-ui.md names by its path under test/browser/
+ * then no longer fits the worker's 512 MB heap);  * console-volume.ts is a bench run that docs/console-ui.md names by its path under test/browser/
  * (it moves to bench/console/ together with that page).
  */
-const KNOWN_BELOW_INDEX: readonly string[] = ['tracing/reply-scan.ts -> metering/taps/json-scan.ts', 'validation/chat-facts.ts -> metering/force-stream-usage.ts'];
+const KNOWN_BELOW_INDEX: readonly string[] = ['validation/chat-facts.ts -> metering/force-stream-usage.ts'];
 const KNOWN_BENCH_FROM_TESTS: readonly string[] = [
   'test/browser/console-volume.ts -> bench/console/results-section.ts',
   'test/browser/console-volume.ts -> bench/processes/machine.ts',
-  'test/fixtures/tape-spans.ts -> bench/comparisons/sdk-spans.ts',
 ];
 
 function sourceFiles(dir: string): string[] {
@@ -184,7 +175,7 @@ describe('the house (docs/development.md)', () => {
     for (const file of outside) {
       for (const target of importsOf(file).map(rel)) {
         const publicSurface = /^src\/[^/]+\.ts$/.test(target) || /^src\/[^/]+\/index\.ts$/.test(target);
-        if (target.startsWith('src/') && !publicSurface && !TRACING_INTERNALS.test(target)) below.push(`${rel(file)} -> ${target}`);
+        if (target.startsWith('src/') && !publicSurface) below.push(`${rel(file)} -> ${target}`);
         if (rel(file).startsWith('test/') && target.startsWith('bench/')) benchFromTests.push(`${rel(file)} -> ${target}`);
       }
     }

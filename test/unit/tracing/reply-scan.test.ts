@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readReply, type ReplyFacts } from '../../../src/tracing/index.js';
-import { scanJsonReply } from '../../../src/tracing/reply-scan.js';
+import { readReply, scanJsonReply, type ReplyFacts } from '../../../src/tracing/index.js';
 
 const bytes = (value: unknown): Buffer => Buffer.from(JSON.stringify(value, null, value && typeof value === 'object' && 'pretty' in value ? 2 : undefined));
 

@@ -1,55 +1,54 @@
-import { ROOT_CONTEXT, trace, type SpanContext } from '@opentelemetry/api';
-import { AlwaysOffSampler, AlwaysOnSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
-import { TraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Sampler } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { errors, GatewayError } from '../../../src/errors.js';
 import { NOTHING_SEEN } from '../../../src/metering/index.js';
-import type { EndedTrace, RequestRecord } from '../../../src/tracing/export-messages.js';
-import type { ExportThread } from '../../../src/tracing/export-thread.js';
 import { Tracing } from '../../../src/tracing/index.js';
 
 /**
- * A traced request's steps (RequestTrace.begin, end, refused): each becomes a step of the
- * request's record, with its attributes, or with its refusal when the request was refused during
- * it. The records are caught where the export thread would take them; what they become on the
- * wire is otlp-spans.test.ts's. And the trace context the upstream is sent, held against what the
- * SDK's W3C propagator writes.
+ * A traced request's spans (RequestTrace.begin, end, refused, startUpstream, finish) as the SDK
+ * ends them: caught by the SDK's in-memory exporter behind its simple processor (what the batch
+ * processor and OTLP exporter do with them is tracing.test.ts's, against an OTLP receiver).
  */
 
-/** The ended requests handed to the export thread, and their records, built when read (as the export thread's next shipment builds them). */
-function traced(sampler: Sampler = new AlwaysOnSampler()): { tracing: Tracing; records: () => RequestRecord[] } {
-  const ended: EndedTrace[] = [];
-  const records = (): RequestRecord[] => ended.map((trace) => trace.record());
-  const exportThread = { add: (trace: EndedTrace) => void ended.push(trace) } as unknown as ExportThread;
-  const tracing = new Tracing(exportThread, new W3CTraceContextPropagator(), sampler, {
+function traced(sampler: Sampler = new AlwaysOnSampler()): { tracing: Tracing; spans: () => ReadableSpan[] } {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const tracing = new Tracing(provider, new W3CTraceContextPropagator(), {
     captureContent: false,
     providerNames: { service: 'service', inference: 'inference' },
     metrics: undefined,
   });
-  return { tracing, records };
+  return { tracing, spans: () => exporter.getFinishedSpans() };
 }
 
 const request = { headers: {}, url: '/v1/chat/completions' } as IncomingMessage;
+const named = (spans: ReadableSpan[], name: string): ReadableSpan => spans.find((span) => span.name === name)!;
 
 describe('a traced request step', () => {
-  it('is recorded from its begin to its end, with the attributes it is described by (none when not described)', () => {
-    const { tracing, records } = traced();
+  it('is a span under the SERVER span from its begin to its end, with the attributes it is described by (none when not described)', () => {
+    const { tracing, spans } = traced();
     const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
     trace.begin('auth');
     trace.end();
     trace.begin('limits');
     trace.end(3, (n) => ({ 'tollgate.limits.decision': 'admitted', n }));
-    // An end with no step under way notes nothing.
+    // An end with no step under way ends nothing.
     trace.end();
     trace.finish({ status: 200, aborted: false });
-    const steps = records()[0]!.steps;
-    expect(steps.map(({ name, attributes, error }) => ({ name, attributes, error }))).toEqual([
-      { name: 'auth', attributes: {}, error: undefined },
-      { name: 'limits', attributes: { 'tollgate.limits.decision': 'admitted', n: 3 }, error: undefined },
+    const ended = spans();
+    expect(ended.map((span) => [span.name, span.kind, span.attributes])).toEqual([
+      ['auth', SpanKind.INTERNAL, {}],
+      ['limits', SpanKind.INTERNAL, { 'tollgate.limits.decision': 'admitted', n: 3 }],
+      ['POST /v1/chat/completions', SpanKind.SERVER, { 'http.request.method': 'POST', 'url.path': '/v1/chat/completions', 'url.scheme': 'http', 'http.route': '/v1/chat/completions', 'http.response.status_code': 200 }],
     ]);
-    expect(steps[1]!.end).toBeGreaterThanOrEqual(steps[1]!.start);
-    expect(steps[1]!.start).toBeGreaterThanOrEqual(steps[0]!.end);
+    const server = named(ended, 'POST /v1/chat/completions');
+    for (const step of ['auth', 'limits']) {
+      expect(named(ended, step).parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+      expect(named(ended, step).spanContext().traceId).toBe(trace.traceId);
+    }
   });
 
   it('that refuses the request is ended by the refusal, with its code and reason (an error status when the gateway failed)', () => {
@@ -59,9 +58,9 @@ describe('a traced request step', () => {
     const refusal = errors.internalError();
     failed.refused(refusal);
     failed.finish({ status: 500, aborted: false });
-    expect(failing.records()[0]!.steps).toMatchObject([
-      { name: 'auth', attributes: { 'error.type': refusal.code, 'tollgate.refusal.reason': refusal.message }, error: refusal.message },
-    ]);
+    const auth = named(failing.spans(), 'auth');
+    expect(auth.attributes).toEqual({ 'error.type': refusal.code, 'tollgate.refusal.reason': refusal.message });
+    expect(auth.status).toEqual({ code: SpanStatusCode.ERROR, message: refusal.message });
 
     const limiting = traced();
     const limited = limiting.tracing.startRequest(request, '/v1/chat/completions', 'POST');
@@ -70,94 +69,76 @@ describe('a traced request step', () => {
     limited.begin('limits');
     limited.refused(new GatewayError(429, 'rate_limit_exceeded', 'Rate limit reached for requests'));
     limited.finish({ status: 429, aborted: false });
-    const [record] = limiting.records();
-    expect(record!.steps).toMatchObject([
-      { name: 'auth', attributes: {}, error: undefined },
-      {
-        name: 'limits',
-        attributes: { 'error.type': 'rate_limit_exceeded', 'tollgate.refusal.reason': 'Rate limit reached for requests', 'tollgate.limits.decision': 'refused' },
-        error: undefined,
-      },
-    ]);
-    expect(record!.server.attributes).toMatchObject({ 'error.type': 'rate_limit_exceeded', 'http.response.status_code': 429 });
+    const ended = limiting.spans();
+    expect(named(ended, 'limits').attributes).toEqual({ 'error.type': 'rate_limit_exceeded', 'tollgate.refusal.reason': 'Rate limit reached for requests', 'tollgate.limits.decision': 'refused' });
+    expect(named(ended, 'limits').status.code).toBe(SpanStatusCode.UNSET);
+    expect(named(ended, 'POST /v1/chat/completions').attributes).toMatchObject({ 'error.type': 'rate_limit_exceeded', 'http.response.status_code': 429 });
   });
 
-  it('of a request that is not sampled notes nothing and describes nothing', () => {
-    const { tracing, records } = traced(new AlwaysOffSampler());
+  it('of a request that is not sampled makes no span and describes nothing, but has a trace id to send on', () => {
+    const { tracing, spans } = traced(new AlwaysOffSampler());
     const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
     let described = 0;
     trace.begin('limits');
     trace.end(1, () => ({ described: ++described }));
+    trace.startUpstream({ upstream: 'service', method: 'GET' });
+    const headers: OutgoingHttpHeaders = {};
+    trace.injectInto(headers);
     trace.finish({ status: 200, aborted: false });
     expect(described).toBe(0);
-    expect(records()).toEqual([]);
+    expect(spans()).toEqual([]);
+    expect(trace.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(headers.traceparent).toMatch(new RegExp(`^00-${trace.traceId}-[0-9a-f]{16}-00$`));
   });
 
-  it('leaves out of an ended request what ends after it (a step, the upstream\'s status): its record is written later, with others', () => {
-    const { tracing, records } = traced();
+  it('under way when the request ends (the client left) ends with it; what comes after is not on the spans', () => {
+    const { tracing, spans } = traced();
     const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
     trace.begin('auth');
     trace.end();
     trace.begin('limits');
     trace.startUpstream({ upstream: 'service', method: 'GET' });
-    // The client left: the request ends while its limits step and the upstream are under way.
     trace.finish({ status: 499, aborted: true });
     trace.end();
     trace.upstreamAnswered(200);
-    const [record] = records();
-    expect(record!.steps.map((step) => step.name)).toEqual(['auth']);
-    expect(record!.client!.attributes).toEqual({ 'http.request.method': 'GET', 'tollgate.upstream': 'service', 'tollgate.aborted': true });
+    trace.refused(errors.internalError());
+    const ended = spans();
+    expect(ended.map((span) => span.name)).toEqual(['auth', 'limits', 'GET', 'POST /v1/chat/completions']);
+    expect(named(ended, 'GET').attributes).toEqual({ 'http.request.method': 'GET', 'tollgate.upstream': 'service', 'tollgate.aborted': true });
+    expect(named(ended, 'POST /v1/chat/completions').status.code).toBe(SpanStatusCode.UNSET);
   });
+});
 
-  it('builds its record from what the request ended with: reply bytes relayed or a failure reported after the end are not in it', async () => {
-    const { tracing, records } = traced();
+describe('the upstream hop', () => {
+  it('is a CLIENT span whose context goes upstream, with the reply read as the request ended (bytes relayed after it are not the reply)', () => {
+    const { tracing, spans } = traced();
     const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
-    trace.startUpstream({ upstream: 'inference', method: 'POST', chat: { model: 'm', sampling: {}, raw: undefined } });
+    trace.startUpstream({ upstream: 'inference', method: 'POST', chat: { model: 'm', sampling: { maxTokens: 5 }, raw: undefined } });
+    const headers: OutgoingHttpHeaders = {};
+    trace.injectInto(headers);
     const relay = trace.watchReply({ rewrites: false, write: (chunk) => chunk, end: () => NOTHING_SEEN }, false);
     relay.write(Buffer.from('{"id":"chatcmpl-1","choices":[{"finish_reason":"st'));
-    trace.finish({ status: 200, aborted: true });
     relay.write(Buffer.from('op"}]}'));
-    trace.refused(errors.internalError());
-    const [record] = records();
-    expect(record!.server).toMatchObject({ error: undefined, attributes: { 'http.response.status_code': 200 } });
-    expect(record!.server.attributes['error.type']).toBeUndefined();
-    expect(record!.client!.attributes).toMatchObject({ 'gen_ai.response.id': 'chatcmpl-1', 'tollgate.aborted': true });
-    expect(record!.client!.attributes['gen_ai.response.finish_reasons']).toBeUndefined();
-  });
-});
-
-describe('a traced chat reply', () => {
-  it('is read when the record is built, or as the request ends when it is long (its bytes are not kept waiting): the same facts either way', () => {
-    const content = 'x'.repeat(20 * 1024);
-    for (const reply of [`{"id":"chatcmpl-short","choices":[{"finish_reason":"stop"}]}`, `{"id":"chatcmpl-long","choices":[{"message":{"content":"${content}"},"finish_reason":"length"}]}`]) {
-      const { tracing, records } = traced();
-      const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
-      trace.startUpstream({ upstream: 'inference', method: 'POST', chat: { model: 'm', sampling: {}, raw: Buffer.from('{}') } });
-      const relay = trace.watchReply({ rewrites: false, write: (chunk) => chunk, end: () => NOTHING_SEEN }, false);
-      const bytes = Buffer.from(reply);
-      relay.write(bytes.subarray(0, 100));
-      relay.write(bytes.subarray(100));
-      relay.end();
-      trace.finish({ status: 200, aborted: false });
-      // Bytes relayed after the end are not the reply's, however long it was.
-      relay.write(Buffer.from('{"id":"later"}'));
-      const attributes = records()[0]!.client!.attributes;
-      expect([attributes['gen_ai.response.id'], attributes['gen_ai.response.finish_reasons']]).toEqual(reply.length > 1000 ? ['chatcmpl-long', ['length']] : ['chatcmpl-short', ['stop']]);
-    }
-  });
-});
-
-describe('the trace context sent upstream', () => {
-  it.each<[string, SpanContext]>([
-    ['sampled', { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 }],
-    ['not sampled', { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 0 }],
-    ['with a tracestate', { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1, traceState: new TraceState('vendor=one,other=two') }],
-    ['with flags beyond sampled', { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 3 }],
-  ])('is what the SDK\'s W3C propagator writes: %s', (_, span) => {
-    const ours: OutgoingHttpHeaders = {};
-    traced().tracing.inject(span, ours);
-    const sdks: Record<string, string> = {};
-    new W3CTraceContextPropagator().inject(trace.setSpanContext(ROOT_CONTEXT, span), sdks, { set: (carrier, key, value) => void (carrier[key] = value) });
-    expect(ours).toEqual(sdks);
+    trace.finish({ status: 200, aborted: false, team: 'team-a', project: 'prod', inputTokens: 3, outputTokens: 4, responseModel: 'm-1', costNanos: 2_500_000_000 });
+    relay.write(Buffer.from('{"id":"later"}'));
+    const client = named(spans(), 'chat m');
+    expect(client.kind).toBe(SpanKind.CLIENT);
+    expect(headers.traceparent).toBe(`00-${trace.traceId}-${client.spanContext().spanId}-01`);
+    expect(client.attributes).toEqual({
+      'http.request.method': 'POST',
+      'tollgate.upstream': 'inference',
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'inference',
+      'gen_ai.request.model': 'm',
+      'gen_ai.request.max_tokens': 5,
+      'gen_ai.response.model': 'm-1',
+      'gen_ai.usage.input_tokens': 3,
+      'gen_ai.usage.output_tokens': 4,
+      'gen_ai.response.id': 'chatcmpl-1',
+      'gen_ai.response.finish_reasons': ['stop'],
+      'tollgate.team': 'team-a',
+      'tollgate.project': 'prod',
+      'tollgate.cost': 2.5,
+    });
   });
 });
