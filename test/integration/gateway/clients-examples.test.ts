@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../../fixtures/training-service.js';
 import { startStack } from '../../helpers/gateway.js';
@@ -84,6 +85,14 @@ describe('the client examples of docs/clients.md', () => {
     expect(chat?.choices?.[0]?.message.content).toBe('The loss went down.');
     expect(model?.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(admitted(seen)).toEqual(asTeamAProd('POST /v1/chat/completions', 'POST /v1/preview/models'));
+  });
+
+  it('a client that sends no project (LangChain Python with only OPENAI_PROJECT set) lands silently on the key\'s default project', async () => {
+    const before = stack.service.requests.length;
+    const client = new OpenAI({ baseURL: `${stack.gw.url}/v1`, apiKey: KEYS.teamA, maxRetries: 0 });
+    const reply = await client.chat.completions.create({ model: 'OpenPipe/Qwen3-14B-Instruct', messages: [{ role: 'user', content: 'hi' }] });
+    expect(reply.choices[0]?.message.content).toBe('The loss went down.');
+    expect(admitted(stack.service.requests.slice(before))).toEqual([{ route: 'POST /v1/chat/completions', team: 'team-a', project: 'default', header: undefined }]);
   });
 
   for (const file of ['openai.py', 'langchain.py', 'training.py']) {
