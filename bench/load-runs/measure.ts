@@ -79,7 +79,7 @@ export type RoundSettings = Pick<Settings, 'connections' | 'duration' | 'rounds'
  * preceded by `settle` seconds of the same load on the same target, unmeasured: a gateway that sat
  * idle while the others ran (one run or four, depending on the round) is slower for its first
  * seconds (V8 shrinks an idle heap and lets cold code go), which made the target after an idle
- * stretch read 10–20% low in some rounds and high in others (docs/performance.md, "Rounds").
+ * stretch read 10–20% low in some rounds and high in others (bench/HISTORY.md, 2026-11-28: "Rounds").
  */
 export async function measureRounds(targets: readonly Target[], settings: RoundSettings): Promise<TargetRounds[]> {
   const load: LoadOptions = { connections: settings.connections, durationSec: settings.duration };
