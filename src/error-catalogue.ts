@@ -140,6 +140,13 @@ export const ERROR_CATALOGUE = {
     paramFrom: (_noun, _id, param) => param,
   }),
   modelNotFound: entry({ status: 404, code: 'model_not_found', param: 'model', message: (model: string) => `The model "${model}" does not exist or you do not have access to it.` }),
+  /** A model a body field names (`base_model`, a `checks-model` field) that the caller may not use: the unknown-model answer, naming the field (SPEC 21). */
+  modelNotFoundIn: entry({
+    status: 404,
+    code: 'model_not_found',
+    message: (model: string, _param: string) => `The model "${model}" does not exist or you do not have access to it.`,
+    paramFrom: (_model, param) => param,
+  }),
   nameInUse: entry({ status: 409, code: 'name_in_use', param: 'name', message: (artifact: string) => `The model name "${artifact}" belongs to another team; choose another name.` }),
 
   // --- limits ---

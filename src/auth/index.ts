@@ -80,6 +80,7 @@ export async function createAuthenticator(
       projects: new Set(key.projects),
       defaultProject: key.defaultProject,
       limits: key.limits,
+      models: key.models,
     }),
   );
   const keys = new StaticKeyTable(principals);

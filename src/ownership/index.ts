@@ -3,4 +3,5 @@ export { ownershipPolicy, mayUse, type OwnershipPolicy } from './policy.js';
 export { OwnershipRegistry, type RegistryOptions } from './registry.js';
 export { OwnershipGuard } from './guard.js';
 export { ModelIdWatch, noModelIdWithin } from './model-id-watch.js';
+export { readOwnerFields } from './owner-fields.js';
 export { artifactOfModelName, artifactOfCreation } from './artifact.js';

@@ -49,6 +49,10 @@ export interface RouteSpec {
   readonly trainingJobKind?: 'rl' | 'sft';
   /** How the route touches training resources (checked only when ownership is on). */
   readonly ownership?: OwnershipRule;
+  /** A top-level field of the (JSON) body naming a model the caller must be allowed to use (SPEC 21). */
+  readonly checksModel?: string;
+  /** Answered by the gateway, not forwarded: `models` = the caller's filtered model list (SPEC 21). */
+  readonly answeredBy?: 'models';
 }
 
 export interface RouteMatch {
@@ -78,9 +82,11 @@ const jobCreation = { checksBody: { field: 'model_id', kind: 'model' }, creates:
 /** The route table of SPEC 4 and the seed document. */
 export const ROUTES: readonly RouteSpec[] = [
   { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', body: 'chat', limited: true, metering: 'tokens', ownership: { chatModel: true } },
-  { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests' },
+  // Each caller's own list, filtered by the rule that admits chat (SPEC 21); `/*`: ids hold `/`.
+  { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'models' },
+  { template: '/v1/models/*', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'models' },
   // A model creation is a small JSON body, read whole: its name is checked before it is forwarded.
-  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { creates: 'model', modelName: true } }),
+  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { creates: 'model', modelName: true }, checksModel: 'base_model' }),
   preview('/v1/preview/models/{model_id}', ['DELETE'], { ownership: { checks: { ...modelInPath.checks, release: true } } }),
   preview('/v1/preview/models/{model_id}/checkpoints', ['GET', 'DELETE'], { ownership: modelInPath }),
   preview('/v1/preview/models/{model_id}/log', ['POST'], { ownership: modelInPath }),

@@ -1,0 +1,46 @@
+import type { IncomingMessage } from 'node:http';
+import { errors } from '../errors.js';
+import type { Metrics } from '../observability/index.js';
+import type { ModelAccess, ModelListing } from '../models/index.js';
+import { readOwnerFields } from '../ownership/index.js';
+import type { RouteSpec } from '../proxy/index.js';
+import type { Caller, PreparedBody } from './values.js';
+
+/** The model step (SPEC 21): throws the unknown-model 404 for a model the caller may not use. */
+export type ModelCheck = (caller: Caller, body: PreparedBody) => void;
+
+export interface ModelStepDeps {
+  readonly access: ModelAccess;
+  readonly listing: ModelListing;
+  readonly metrics: Pick<Metrics, 'recordModelDenial'>;
+}
+
+/**
+ * The route's model step, chosen once: a chat's `model`, or a body field the route names
+ * (`base_model` of a model creation, a config route's `checks-model`) read as Python reads it.
+ * Undefined: the route names no model.
+ */
+export function modelCheckFor(route: RouteSpec, deps: ModelStepDeps): ModelCheck | undefined {
+  const refuse = (caller: Caller, model: string, param: string): void => {
+    const scope = deps.access.refusal(caller, model);
+    if (scope === undefined) return;
+    deps.metrics.recordModelDenial(scope);
+    throw param === 'model' ? errors.modelNotFound(model) : errors.modelNotFoundIn(model, param);
+  };
+  if (route.body === 'chat') return (caller, body) => body.chat && refuse(caller, body.chat.model, 'model');
+  const field = route.checksModel;
+  if (field === undefined) return undefined;
+  const wording = { bodyParam: field, notAnObject: `The body must be one JSON object.` };
+  return (caller, body) => {
+    if (body.raw === undefined) return;
+    const value = readOwnerFields(body.raw, [field], wording).get(field);
+    // A field that is absent or not a string names no model: the upstream answers for it.
+    if (typeof value === 'string') refuse(caller, value, field);
+  };
+}
+
+/** The answer of a route the gateway serves itself (`answeredBy: models`): the caller's models, as JSON. */
+export async function answerModels(req: IncomingMessage, caller: Caller, listing: ModelListing): Promise<Buffer> {
+  const path = (req.url ?? '/').split('?', 1)[0]!;
+  return Buffer.from(JSON.stringify(await listing.answer(caller, path, req.headers.authorization)));
+}
