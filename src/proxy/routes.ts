@@ -225,6 +225,8 @@ export function resolveRoute(table: RouteTable, method: string, url: string): Ro
   return resolved.route;
 }
 
+/** Paths the gateway answers from its model list (`GET /v1/models/{id}`), never forwarded. */
+const MODEL_PATH_PREFIX = '/v1/models/';
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
 
@@ -235,9 +237,12 @@ const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
  */
 export function assertSafePath(path: string): void {
   if (path.includes('\\')) throw unsafePath('a backslash');
+  // A model id holds `/`, which the openai SDKs' retrieve() sends encoded; the gateway answers
+  // these itself (SPEC 21), so no upstream can read the path differently.
+  const encodedSlashAllowed = path.startsWith(MODEL_PATH_PREFIX);
   for (const segment of path.split('/')) {
     if (DOT_SEGMENT.test(segment)) throw unsafePath('a "." or ".." segment');
-    if (ENCODED_SEPARATOR.test(segment)) throw unsafePath('an encoded slash');
+    if (!encodedSlashAllowed && ENCODED_SEPARATOR.test(segment)) throw unsafePath('an encoded slash');
   }
   if (!path.includes('%')) return;
   assertNoEncodedNul(path);
