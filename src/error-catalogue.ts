@@ -197,6 +197,13 @@ export const ERROR_CATALOGUE = {
   invalidConfig: entry({ status: 400, code: 'invalid_config', message: (message: string) => message }),
 
   // --- teams and roles (SPEC 16) ---
+  /** A team-admin giving a key a model pattern outside its team's list (SPEC 21). */
+  modelsOutsideTeam: entry({
+    status: 403,
+    code: 'insufficient_role',
+    param: 'models',
+    message: (role: string, pattern: string) => `The admin role "${role}" may not give a key the model pattern "${pattern}": it is not within its team's models.`,
+  }),
   insufficientRole: entry({ status: 403, code: 'insufficient_role', message: (role: string, what: string) => `The admin role "${role}" may not ${what}.` }),
   teamNotFound: entry({ status: 404, code: 'team_not_found', param: 'id', message: (id: string) => `No team with id "${id}".` }),
   teamExists: entry({ status: 409, code: 'team_exists', param: 'id', message: (id: string) => `A team with id "${id}" exists already.` }),

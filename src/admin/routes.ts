@@ -5,6 +5,7 @@ import type { Ledger } from '../metering/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { StoreHandle } from '../store/index.js';
 import type { TeamAdmin } from '../teams/index.js';
+import type { ModelAccess } from '../models/index.js';
 import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revokeAdminKeyHandler, rotateAdminKeyHandler, updateAdminKeyHandler } from './admin-keys.js';
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
 import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from './keys.js';
@@ -36,6 +37,8 @@ export interface AdminRouteDeps {
   readonly adminKeys: AdminKeyAdmin;
   /** `teams.require`: a key must name a team that has a record. */
   readonly teamsRequired: () => boolean;
+  /** The running configuration's models rule (SPEC 21). */
+  readonly models: () => ModelAccess;
   readonly trail: AuditTrail;
   readonly handle: StoreHandle;
   readonly ledger: Ledger;

@@ -9,7 +9,7 @@ const QWEN = 'OpenPipe/Qwen3-14B-Instruct';
 const LLAMA = 'meta-llama/Llama-3.1-8B-Instruct';
 
 /** The body an unknown model gets (SPEC 21): a forbidden model answers exactly this. */
-const unknownModel = (model: string): unknown => ({
+const unknownModel = (model: string): { error: Record<string, unknown> } => ({
   error: { message: `The model "${model}" does not exist or you do not have access to it.`, type: 'not_found_error', param: 'model', code: 'model_not_found' },
 });
 
@@ -116,7 +116,7 @@ describe('model allow-lists (SPEC 21)', () => {
       fetch(`${stack.gw.url}/v1/preview/models`, { method: 'POST', headers: { authorization: bearer(KEYS.teamB), 'content-type': 'application/json' }, body });
     const refused = await create(JSON.stringify({ project: 'p', name: 'n', base_model: QWEN }));
     expect(refused.status).toBe(404);
-    expect(await refused.json()).toEqual({ error: { ...unknownModel(QWEN).error as object, param: 'base_model' } });
+    expect(await refused.json()).toEqual({ error: { ...unknownModel(QWEN).error, param: 'base_model' } });
     // Python keeps the last duplicate: the gateway cannot be sure which one is checked, so refuses.
     const twice = await create(`{"project":"p","name":"n","base_model":"${LLAMA}","base_model":"${QWEN}"}`);
     expect(twice.status).toBe(400);
