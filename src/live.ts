@@ -79,7 +79,7 @@ export async function buildLive(config: Config, services: Services, previous?: L
   const routes = routeTableOf(config, previous);
   const models = createModels(
     config,
-    { teams: services.teams, owners: services.ownership, onRefreshError: (err) => services.logger.warn({ err }, 'the inference host\'s model list could not be refreshed; the previous one is served') },
+    { teams: services.teams, owners: services.ownership, ownershipOn: policy.enabled, onRefreshError: (err) => services.logger.warn({ err }, 'the inference host\'s model list could not be refreshed; the previous one is served') },
     previous,
   );
   if (ownership) for (const route of unguardedRoutes(config.routes)) services.logger.warn({ route }, `route ${route} is unguarded: ownership is on, and the gateway checks no resource on it`);

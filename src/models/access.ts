@@ -32,6 +32,8 @@ export class ModelAccess {
     readonly rules: ModelRules,
     private readonly teams: TeamModelLists,
     private readonly owners: ArtifactOwners,
+    /** Ownership is on (SPEC 13): trained models are listed per team, so no list passes through. */
+    private readonly ownershipOn = false,
   ) {}
 
   /** The scope that refuses `model` to the caller, or undefined when it may use it. */
@@ -46,6 +48,15 @@ export class ModelAccess {
     if (!this.ownList(principal).allows(model)) return principal.kind;
     if (!this.teamList(caller.project.team).allows(model)) return 'team';
     return undefined;
+  }
+
+  /**
+   * Whether nothing is withheld from the caller: ownership off and every list `*`. Its model
+   * list is then the host's own, passed through unchanged (today's behaviour), and a model
+   * creation's body streams without being read.
+   */
+  isOpenTo(caller: ModelCaller): boolean {
+    return !this.ownershipOn && this.ownList(caller.principal).allowsAll && this.teamList(caller.project.team).allowsAll;
   }
 
   /** The key's or token's own list (the default when it has none). */

@@ -36,6 +36,8 @@ export interface ModelsDeps {
   readonly teams: TeamModelLists;
   readonly owners: ArtifactOwners & TrainedModels;
   readonly onRefreshError: (err: unknown) => void;
+  /** Ownership is on for this configuration (SPEC 13). */
+  readonly ownershipOn: boolean;
 }
 
 /** What one configuration builds for models: the rule, and the listing with its cached host list. */
@@ -51,7 +53,7 @@ export const catalogSettings = (config: Pick<Config, 'models' | 'upstreams'>): s
 /** Builds (and checks) the models part of a configuration; `previous` lends its catalog when the host did not change. */
 export function createModels(config: Config, deps: ModelsDeps, previous?: { models: Models; config: Config }): Models {
   checkModelLists(config);
-  const access = new ModelAccess(new ModelRules(config.models), deps.teams, deps.owners);
+  const access = new ModelAccess(new ModelRules(config.models), deps.teams, deps.owners, deps.ownershipOn);
   const catalog =
     previous && catalogSettings(previous.config) === catalogSettings(config) ? previous.models.catalog : newCatalog(config, deps.onRefreshError);
   return { access, catalog, listing: new ModelListing(access, catalog, deps.owners) };

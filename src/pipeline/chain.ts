@@ -50,10 +50,16 @@ const meterTokens = (upstreamResponse: IncomingMessage, chat: ChatTerms | undefi
   });
 
 /** The route's body step: its spec's reader, or — a `checksBody` rule while ownership is on — the upload held for its field. */
-function readerFor(route: RouteSpec, bodies: BodySettings, guard: OwnershipGuard | undefined): RouteChain['readBody'] {
+function readerFor(route: RouteSpec, bodies: BodySettings, guard: OwnershipGuard | undefined, models: ModelStepDeps): RouteChain['readBody'] {
   const field = route.ownership?.checksBody;
   if (guard && field) return (req, caller) => readGuardedUpload(guard, req, caller, bodies, field);
-  const read: BodyReader = bodyReaderFor(route, bodies, guard !== undefined || route.checksModel !== undefined);
+  if (!guard && route.checksModel !== undefined) {
+    // The model field is read only for a caller whose lists withhold something; others' uploads stream.
+    const readWhole = bodyReaderFor(route, bodies, true);
+    const stream = bodyReaderFor(route, bodies, false);
+    return (req, caller) => (models.access.isOpenTo(caller) ? stream(req) : readWhole(req));
+  }
+  const read: BodyReader = bodyReaderFor(route, bodies, guard !== undefined);
   return (req) => read(req);
 }
 
@@ -70,7 +76,7 @@ export function buildRouteChains(routes: readonly RouteSpec[], deps: ChainDeps):
     const guard = route.ownership === undefined ? undefined : deps.ownership;
     chains.set(route, {
       route,
-      readBody: readerFor(route, deps.bodies, guard),
+      readBody: readerFor(route, deps.bodies, guard, deps.models),
       checkOwnership: guard ? (req, caller, body) => checkOwnership(guard, route, req, caller, body) : () => Promise.resolve(undefined),
       checkModel: modelCheckFor(route, deps.models),
       ownershipChecked: guard !== undefined,

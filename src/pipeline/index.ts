@@ -93,7 +93,8 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
       trace?.end(admission, describeAdmission);
       Object.assign(ownHeaders, admission.headers);
     }
-    if (chain.route.answeredBy === 'models') return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
+    // A caller from whom nothing is withheld gets the host's own answer, forwarded as today.
+    if (chain.route.answeredBy === 'models' && !deps.models.access.isOpenTo(caller)) return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
     forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);
   };
 

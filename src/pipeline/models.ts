@@ -12,7 +12,7 @@ export type ModelCheck = (caller: Caller, body: PreparedBody) => void;
 export interface ModelStepDeps {
   readonly access: ModelAccess;
   readonly listing: ModelListing;
-  readonly metrics: Pick<Metrics, 'recordModelDenial'>;
+  readonly metrics: Pick<Metrics, 'recordModelDenial' | 'recordOwnershipDenial'>;
 }
 
 /**
@@ -25,12 +25,15 @@ export function modelCheckFor(route: RouteSpec, deps: ModelStepDeps): ModelCheck
     const scope = deps.access.refusal(caller, model);
     if (scope === undefined) return;
     deps.metrics.recordModelDenial(scope);
+    // Another team's trained model is an ownership denial too (SPEC 13.2 counts those by kind).
+    if (scope === 'ownership') deps.metrics.recordOwnershipDenial('model');
     throw param === 'model' ? errors.modelNotFound(model) : errors.modelNotFoundIn(model, param);
   };
   if (route.body === 'chat') return (caller, body) => body.chat && refuse(caller, body.chat.model, 'model');
   const field = route.checksModel;
   if (field === undefined) return undefined;
-  const wording = { bodyParam: field, notAnObject: `The body must be one JSON object.` };
+  // Worded as the ownership step words a model creation's body: whichever reads it first answers alike.
+  const wording = { bodyParam: null, notAnObject: 'The body must be one JSON object.' };
   return (caller, body) => {
     if (body.raw === undefined) return;
     const value = readOwnerFields(body.raw, [field], wording).get(field);

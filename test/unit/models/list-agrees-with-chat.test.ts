@@ -46,7 +46,7 @@ describe('each caller\'s /v1/models agrees with what chat admits (SPEC 21)', () 
         const access = new ModelAccess(rules, { modelsOf: () => s.teamList }, owners);
         const upstream: ModelObject[] = s.upstream.map((id) => ({ id, object: 'model', created: 0, owned_by: 'system' }));
         const listing = new ModelListing(access, new ModelCatalog(async () => upstream, 10_000, () => undefined), owners);
-        const check = modelCheckFor(CHAT, { access, listing, metrics: { recordModelDenial: () => undefined } })!;
+        const check = modelCheckFor(CHAT, { access, listing, metrics: { recordModelDenial: () => undefined, recordOwnershipDenial: () => undefined } })!;
         const caller: Caller = {
           principal: { kind: s.kind, id: 'k', team: 'team-a', projects: new Set(['*']), defaultProject: 'default', limits: {}, models: s.keyList ?? null },
           project: { team: 'team-a', project: 'default' },
