@@ -10,6 +10,7 @@ import { createAdminKeyHandler, getAdminKeyHandler, listAdminKeysHandler, revoke
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
 import { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from './keys.js';
 import { configStatusHandler, reloadHandler, type Reload } from './reload.js';
+import { modelsHandler } from './models.js';
 import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
 import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, updateTeamHandler } from './teams.js';
@@ -109,6 +110,7 @@ export const ADMIN_ROUTES: readonly AdminRouteSpec[] = [
   { method: 'PUT', path: '/admin/resources/:kind/:id', body: 'json', write: audit('resource.assign'), access: ADMIN_ONLY, handler: assignResourceHandler },
   { method: 'DELETE', path: '/admin/resources/:kind/:id', body: 'none', write: audit('resource.release'), access: ADMIN_ONLY, handler: releaseResourceHandler },
   // The reload records itself (SIGHUP reloads are audited too); its body is not read.
+  { method: 'GET', path: '/admin/models', body: 'none', write: null, access: READ, handler: modelsHandler },
   { method: 'GET', path: '/admin/overview', body: 'none', write: null, access: READ, handler: overviewHandler },
   { method: 'GET', path: '/admin/config', body: 'none', write: null, access: GLOBAL_READ, handler: configStatusHandler },
   { method: 'POST', path: '/admin/config/reload', body: 'none', write: { action: 'config.reload', recordedBy: 'operation' }, access: ADMIN_ONLY, handler: reloadHandler },

@@ -82,6 +82,24 @@ describe('model lists at runtime (admin API, two instances)', () => {
     expect((await request(a.url).patch(`/admin/keys/${narrow.body.id as string}`).set(admin).send({ models: ['*'] })).status).toBe(200);
   });
 
+  it('shows the effective table and this month\'s usage by model, a team-admin its own team only', async () => {
+    await request(a.url).post('/admin/teams').set(admin).send({ id: 'team-x' }).expect(201);
+    await Promise.all([a.gateway.settled(), b.gateway.settled()]);
+    const all = await request(a.url).get('/admin/models').set(admin);
+    expect(all.status).toBe(200);
+    expect(all.body.groups).toEqual({ llama: ['meta-llama/*'] });
+    expect(all.body.default).toEqual(['*']);
+    expect(all.body.teams).toEqual([
+      { id: 'team-x', models: null, effective: ['*'] },
+      { id: 'team-z', models: ['@llama', 'OpenPipe/*'], effective: ['meta-llama/*', 'OpenPipe/*'] },
+    ]);
+    expect(all.body.usage).toContainEqual({ team: 'team-z', model: QWEN, requests: expect.any(Number), total_tokens: expect.any(Number), cost: 0 });
+    const own = await request(a.url).get('/admin/models').set(lead);
+    expect(own.status).toBe(200);
+    expect(own.body.teams.map((t: { id: string }) => t.id)).toEqual(['team-z']);
+    expect(new Set(own.body.usage.map((u: { team: string }) => u.team))).toEqual(new Set(['team-z']));
+  });
+
   it('refuses bad lists with a 400 naming the entry', async () => {
     const unknown = await request(a.url).post('/admin/teams').set(admin).send({ id: 'team-y', models: ['x', '@nope'] });
     expect(unknown.status).toBe(400);
