@@ -72,20 +72,16 @@ function refuseLimitsAboveTeam(res: Response, teams: TeamAdmin, limits: LimitSet
 
 /**
  * A key's model list (SPEC 21): 400 naming the entry for an unknown `@group` or an empty pattern;
- * a team-admin only narrows within its team's list (403 insufficient_role, param models) — `null`
- * (no list of its own) is the default list, held to the same rule.
+ * a team-admin only narrows within its team's list (403 insufficient_role, param models). `null`
+ * (no list of its own) is always within: the key then gets the default ∩ its team's list.
  */
 export function refuseModelList(res: Response, access: ModelAccess, team: string, models: readonly string[] | null | undefined): void {
-  if (models === undefined) return;
-  const { rules } = access;
-  if (models !== null) {
-    const problem = modelListProblem(models, rules.groups, 'models');
-    if (problem !== undefined) throw invalidRequest('models', problem);
-  }
+  if (models === undefined || models === null) return;
+  const problem = modelListProblem(models, access.rules.groups, 'models');
+  if (problem !== undefined) throw invalidRequest('models', problem);
   if (teamScopeOf(res) === undefined) return;
   const teamList = access.teamList(team);
-  const patterns = models === null ? rules.default.patterns : rules.resolve(models);
-  const outside = patterns.find((pattern) => !teamList.covers(pattern));
+  const outside = access.rules.resolve(models).find((pattern) => !teamList.covers(pattern));
   if (outside !== undefined) throw errors.modelsOutsideTeam(adminOf(res).role, outside);
 }
 

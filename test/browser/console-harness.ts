@@ -15,7 +15,7 @@ export const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
 export const VIEWER = 'tg-test-viewer-key-cccccccccccccccccc';
 export const LEAD = 'tg-test-team-a-lead-dddddddddddddddd';
 /** The navigation of SPEC 17, in order. */
-export const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Settings'] as const;
+export const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Models', 'Settings'] as const;
 
 /** Debian's chromium package (`.ci/run` installs it): the browser builds playwright downloads cannot be fetched here. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
-import { adminUrl, ApiError, call, type Key, type List, type Session, type Team, type UsageRow } from '../api.js';
+import { adminUrl, ApiError, call, type Key, type List, type ModelsTable, type Session, type Team, type UsageRow } from '../api.js';
 import { formatCost, formatCount, thisMonth } from '../ui/format.js';
 import { LimitFields, limitInputs, limitsInWords, NAME_PATTERN, NAME_RULE, parseLimits, type LimitInputs } from '../ui/limits.js';
 import { useLoad } from '../ui/load.js';
+import { ModelsField, modelsInWords, parseModels } from '../ui/models.js';
 import { submitted } from '../ui/submit.js';
 import { Budget, DataTable, FormError, Input, LoadError, Panel, type FieldErrors } from '../ui/widgets.js';
 import { hrefOf } from '../routes.js';
@@ -18,6 +19,8 @@ function Budgets({ team }: { readonly team: Team }) {
 }
 
 function CreateTeam({ onCreated }: { readonly onCreated: () => void }) {
+  const groups = useLoad(() => call<ModelsTable>(adminUrl('models')), []).data?.groups;
+  const [models, setModels] = useState('');
   const [id, setId] = useState('');
   const [description, setDescription] = useState('');
   const [limits, setLimits] = useState<LimitInputs>(limitInputs());
@@ -25,11 +28,12 @@ function CreateTeam({ onCreated }: { readonly onCreated: () => void }) {
   const create = async (event: Event): Promise<void> => {
     event.preventDefault();
     const check = (): FieldErrors => ({ ...parseLimits(limits).errors, ...(NAME_PATTERN.test(id) ? {} : { id: `Enter a team name: ${NAME_RULE}.` }) });
-    const body = { id, limits: parseLimits(limits).limits, ...(description.trim() === '' ? {} : { description: description.trim() }) };
-    const created = await submitted(['id', 'description', 'rpm', 'tpm', 'costPerDay', 'costPerMonth'], check, () => call<Team>(adminUrl('teams'), { method: 'POST', body }), setErrors);
+    const body = { id, limits: parseLimits(limits).limits, models: parseModels(models), ...(description.trim() === '' ? {} : { description: description.trim() }) };
+    const created = await submitted(['id', 'description', 'models', 'rpm', 'tpm', 'costPerDay', 'costPerMonth'], check, () => call<Team>(adminUrl('teams'), { method: 'POST', body }), setErrors);
     if (created !== null) {
       setId('');
       setDescription('');
+      setModels('');
       setLimits(limitInputs());
       onCreated();
     }
@@ -39,6 +43,7 @@ function CreateTeam({ onCreated }: { readonly onCreated: () => void }) {
       <form onSubmit={create} noValidate aria-label="Create a team" class="grid-form">
         <Input label="Team name" name="id" value={id} onInput={setId} errors={errors} required />
         <Input label="Description" name="description" value={description} onInput={setDescription} errors={errors} />
+        <ModelsField value={models} onInput={setModels} errors={errors} groups={groups} />
         <LimitFields inputs={limits} onChange={setLimits} errors={errors} />
         <FormError errors={errors} />
         <div class="actions">
@@ -121,6 +126,7 @@ export function TeamsPage({ session, teamId }: { readonly session: Session; read
         columns={[
           { label: 'Team', cell: (team) => <a href={hrefOf('Teams', team.id)}>{team.id}</a> },
           { label: 'Budgets', cell: (team) => <Budgets team={team} /> },
+          { label: 'Models', cell: (team) => modelsInWords(team.models, 'the default') },
           { label: 'This month', cell: (team) => `${formatCount(team.spend.month.requests)} ${team.spend.month.requests === 1 ? 'request' : 'requests'} · ${formatCost(team.spend.month.cost)}` },
           { label: 'Status', cell: (team) => (team.disabled ? 'Disabled' : 'Active') },
           ...(isAdmin
