@@ -150,10 +150,12 @@ export async function startConsoleStack(consoleDir: string): Promise<ConsoleStac
       teams: {
         require: true,
         records: [
-          { id: 'team-a', description: 'Search', limits: { costPerMonth: 20, costPerDay: 5 } },
+          { id: 'team-a', description: 'Search', limits: { costPerMonth: 20, costPerDay: 5 }, models: ['@base', 'meta-llama/*'] },
           { id: 'team-b', description: 'Ranking', limits: { costPerMonth: 2 } },
         ],
       },
+      // Model groups (SPEC 21): what the Models page and the models fields show.
+      models: { groups: { base: ['OpenPipe/*'], premium: ['openai/*'] } },
       metering: { prices: { models: { [MODEL]: { prompt: 1000, completion: 3000 } } } },
     },
   );
