@@ -171,9 +171,9 @@ export function KeysPage({ session }: { readonly session: Session }) {
           { label: 'Team', cell: (key) => key.team },
           { label: 'Projects', cell: (key) => key.projects.join(', ') },
           { label: 'Limits', cell: (key) => limitsInWords(key.limits) },
-          { label: 'Models', cell: (key) => modelsInWords(key.models, 'its team\'s') },
           { label: 'Expires', cell: (key) => formatTime(key.expiresAt) },
           { label: 'Status', cell: (key) => (key.disabled ? 'Disabled' : 'Active') },
+          { label: 'Models', cell: (key) => modelsInWords(key.models, 'its team\'s') },
           ...(canWrite ? [{ label: 'Actions', cell: actions }] : []),
         ]}
       />

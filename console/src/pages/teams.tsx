@@ -126,9 +126,9 @@ export function TeamsPage({ session, teamId }: { readonly session: Session; read
         columns={[
           { label: 'Team', cell: (team) => <a href={hrefOf('Teams', team.id)}>{team.id}</a> },
           { label: 'Budgets', cell: (team) => <Budgets team={team} /> },
-          { label: 'Models', cell: (team) => modelsInWords(team.models, 'the default') },
           { label: 'This month', cell: (team) => `${formatCount(team.spend.month.requests)} ${team.spend.month.requests === 1 ? 'request' : 'requests'} · ${formatCost(team.spend.month.cost)}` },
           { label: 'Status', cell: (team) => (team.disabled ? 'Disabled' : 'Active') },
+          { label: 'Models', cell: (team) => modelsInWords(team.models, 'the default') },
           ...(isAdmin
             ? [{ label: 'Actions', cell: (team: Team) => (team.source === 'config' ? <span class="muted">from the config file</span> : <button type="button" class="small" aria-label={`${team.disabled ? 'Enable' : 'Disable'} team ${team.id}`} onClick={() => toggle(team)}>{team.disabled ? 'Enable' : 'Disable'}</button>) }]
             : []),
