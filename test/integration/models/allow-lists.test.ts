@@ -35,6 +35,7 @@ describe('model allow-lists (SPEC 21)', () => {
   beforeAll(async () => {
     stack = await startStack({
       models: { groups: { base: ['OpenPipe/*'] }, default: ['*'], listCacheMs: 60_000 },
+      routes: [{ path: '/v1/training/runs', methods: ['POST'], upstream: 'service', body: 'json', 'checks-model': 'base_model' }],
       teams: [
         { id: 'team-a', models: ['@base', 'meta-llama/*'] },
         { id: 'team-b', models: ['meta-llama/*'] },
@@ -109,6 +110,19 @@ describe('model allow-lists (SPEC 21)', () => {
     // The earlier tests fetched the list once; 60 s of cache: no call since.
     expect(before).toBe(1);
     expect(asked()).toBe(1);
+  });
+
+  it('checks the field a config route names with checks-model, forwarding only what the caller may use', async () => {
+    const run = (key: string, model: string): Promise<Response> =>
+      fetch(`${stack.gw.url}/v1/training/runs`, { method: 'POST', headers: { authorization: bearer(key), 'content-type': 'application/json' }, body: JSON.stringify({ base_model: model, steps: 3 }) });
+    const before = stack.service.requests.length;
+    const refused = await run(KEYS.teamB, QWEN);
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toEqual({ error: { ...unknownModel(QWEN).error, param: 'base_model' } });
+    expect(stack.service.requests.length).toBe(before);
+    await (await run(KEYS.teamB, LLAMA)).arrayBuffer();
+    expect(stack.service.requests.length).toBe(before + 1);
+    expect(stack.service.requests.at(-1)?.url).toBe('/v1/training/runs');
   });
 
   it('refuses base_model of a model creation as Python reads it', async () => {

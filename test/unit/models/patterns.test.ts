@@ -40,5 +40,8 @@ describe('model patterns (SPEC 21)', () => {
     expect(() => checkModelLists(config({ models: { default: [''] } }))).toThrow('models.default[0]: must not be empty');
     expect(() => config({ models: { groups: { base: [1] } } })).toThrow('config: models.groups.base[0]:');
     expect(() => checkModelLists(config({ models: { groups: { a: ['@b'], b: ['x'] } } }))).toThrow('models.groups.a[0]: a group holds patterns, not other groups');
+    expect(() => config({ routes: [{ path: '/v1/training/runs', methods: ['POST'], upstream: 'service', 'checks-model': 'base_model' }] })).toThrow(
+      'config: routes[0].checks-model: reads the body whole: needs body: json',
+    );
   });
 });
