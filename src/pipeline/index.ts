@@ -94,7 +94,8 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
       Object.assign(ownHeaders, admission.headers);
     }
     // A caller from whom nothing is withheld gets the host's own answer, forwarded as today.
-    if (chain.route.answeredBy === 'models' && !deps.models.access.isOpenTo(caller)) return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
+    const { answeredBy } = chain.route;
+    if (answeredBy === 'model' || (answeredBy === 'model-list' && !deps.models.access.isOpenTo(caller))) return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
     forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);
   };
 

@@ -51,8 +51,11 @@ export interface RouteSpec {
   readonly ownership?: OwnershipRule;
   /** A top-level field of the (JSON) body naming a model the caller must be allowed to use (SPEC 21). */
   readonly checksModel?: string;
-  /** Answered by the gateway, not forwarded: `models` = the caller's filtered model list (SPEC 21). */
-  readonly answeredBy?: 'models';
+  /**
+   * Answered by the gateway from the caller's filtered model list (SPEC 21): `model-list` the list
+   * (passed through for a caller from whom nothing is withheld), `model` one model, always.
+   */
+  readonly answeredBy?: 'model-list' | 'model';
 }
 
 export interface RouteMatch {
@@ -83,8 +86,8 @@ const jobCreation = { checksBody: { field: 'model_id', kind: 'model' }, creates:
 export const ROUTES: readonly RouteSpec[] = [
   { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', body: 'chat', limited: true, metering: 'tokens', ownership: { chatModel: true } },
   // Each caller's own list, filtered by the rule that admits chat (SPEC 21); `/*`: ids hold `/`.
-  { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'models' },
-  { template: '/v1/models/*', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'models' },
+  { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'model-list' },
+  { template: '/v1/models/*', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'model' },
   // A model creation is a small JSON body, read whole: its name is checked before it is forwarded.
   preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { creates: 'model', modelName: true }, checksModel: 'base_model' }),
   preview('/v1/preview/models/{model_id}', ['DELETE'], { ownership: { checks: { ...modelInPath.checks, release: true } } }),

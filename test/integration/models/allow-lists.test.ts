@@ -71,6 +71,21 @@ describe('model allow-lists (SPEC 21)', () => {
     expect(await narrowed.json()).toEqual(unknownModel(LLAMA));
   });
 
+  it('matches a model name as the upstream decodes it: an escape of the same name passes, a look-alike does not', async () => {
+    const raw = (model: string): Promise<Response> =>
+      fetch(`${stack.gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: bearer(KEYS.teamAProdOnly), 'content-type': 'application/json' },
+        body: `{"model":"${model}","messages":[{"role":"user","content":"hi"}]}`,
+      });
+    // \u004f is "O": the upstream reads the allowed name.
+    expect((await raw('\\u004fpenPipe/Qwen3-14B-Instruct')).status).toBe(200);
+    for (const lookAlike of ['OpenPipe/Qwen3-14B-Instruct ', 'OpenPipe\\u2215Qwen3-14B-Instruct', 'openpipe/Qwen3-14B-Instruct', 'OpenPipe/Qwen3-14B-Instruct\\u0000']) {
+      const res = await raw(lookAlike);
+      expect([lookAlike, res.status]).toEqual([lookAlike, 404]);
+    }
+  });
+
   it('intersects a JWT claim with its team list; a claim that is not a list allows nothing', async () => {
     const llamaOnly = await jwtFor('team-a', { tollgate_models: ['meta-llama/*'] });
     expect((await chat(stack.gw.url, llamaOnly, LLAMA)).status).toBe(200);
