@@ -12,7 +12,7 @@ import type { Models } from '../models/index.js';
 import { bodySettings } from './body.js';
 import { buildRouteChains, type RouteChain } from './chain.js';
 import type { AnswerRule } from './ownership.js';
-import { answerModels } from './models.js';
+import { answeredHere, answerModels } from './models.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange } from './exchange.js';
 import { failExchange } from './fail.js';
@@ -93,9 +93,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
       trace?.end(admission, describeAdmission);
       Object.assign(ownHeaders, admission.headers);
     }
-    // A caller from whom nothing is withheld gets the host's own answer, forwarded as today.
-    const { answeredBy } = chain.route;
-    if (answeredBy === 'model' || (answeredBy === 'model-list' && !deps.models.access.isOpenTo(caller))) return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
+    if (answeredHere(chain.route, caller, deps.models.access)) return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
     forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);
   };
 

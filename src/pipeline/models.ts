@@ -42,6 +42,11 @@ export function modelCheckFor(route: RouteSpec, deps: ModelStepDeps): ModelCheck
   };
 }
 
+/** Whether the gateway answers this request itself: one model always; the list unless nothing is withheld from the caller (then the host's own list passes). */
+export function answeredHere(route: RouteSpec, caller: Caller, access: ModelAccess): boolean {
+  return route.answeredBy === 'model' || (route.answeredBy === 'model-list' && !access.isOpenTo(caller));
+}
+
 /** The answer of a route the gateway serves itself (`answeredBy: models`): the caller's models, as JSON. */
 export async function answerModels(req: IncomingMessage, caller: Caller, listing: ModelListing): Promise<Buffer> {
   const path = (req.url ?? '/').split('?', 1)[0]!;
