@@ -66,6 +66,23 @@ describe('models in the console (Chromium)', () => {
     await teams.getByRole('cell', { name: 'OpenPipe/*, meta-llama/*', exact: true }).waitFor();
   });
 
+  it('changes a team\'s models on its page (admins); a bad group is answered beside the field', async () => {
+    expect((await request(stack.gw.url).post('/admin/teams').set('authorization', bearer(KEYS.admin)).send({ id: 'team-m' })).status).toBe(201);
+    const { watched, page } = await openConsole(browser, stack.gw.url, contexts);
+    await signIn(page, KEYS.admin);
+    await page.goto(`${stack.gw.url}/console/#/teams/team-m`);
+    const form = page.getByRole('form', { name: 'Models of team-m' });
+    watched.expectFailure('PATCH', '/admin/teams/team-m', 400);
+    await form.getByLabel('Models').fill('@nope');
+    await form.getByRole('button', { name: 'Save models' }).click();
+    await expect.poll(() => form.locator('.field-error').allTextContents()).toEqual(['models[0]: unknown group "@nope" (known: @base, @premium)']);
+    await form.getByLabel('Models').fill('@premium');
+    await form.getByRole('button', { name: 'Save models' }).click();
+    await page.getByText('Models: @premium').waitFor();
+    const team = await request(stack.gw.url).get('/admin/teams/team-m').set('authorization', bearer(KEYS.admin));
+    expect(team.body.models).toEqual(['@premium']);
+  });
+
   it('shows the Models page: groups, default, each team\'s effective list, usage by model', async () => {
     const { page } = await openConsole(browser, stack.gw.url, contexts);
     await signIn(page, KEYS.admin);

@@ -3,7 +3,7 @@ import { adminUrl, ApiError, call, type Key, type List, type ModelsTable, type S
 import { formatCost, formatCount, thisMonth } from '../ui/format.js';
 import { LimitFields, limitInputs, limitsInWords, NAME_PATTERN, NAME_RULE, parseLimits, type LimitInputs } from '../ui/limits.js';
 import { useLoad } from '../ui/load.js';
-import { ModelsField, modelsInWords, parseModels } from '../ui/models.js';
+import { ModelsField, modelsInWords, modelsText, parseModels } from '../ui/models.js';
 import { submitted } from '../ui/submit.js';
 import { Budget, DataTable, FormError, Input, LoadError, Panel, type FieldErrors } from '../ui/widgets.js';
 import { hrefOf } from '../routes.js';
@@ -54,8 +54,29 @@ function CreateTeam({ onCreated }: { readonly onCreated: () => void }) {
   );
 }
 
+/** An admin's change to a team's models (SPEC 21); a config team is read-only. */
+function EditTeamModels({ team, onSaved }: { readonly team: Team; readonly onSaved: () => void }) {
+  const groups = useLoad(() => call<ModelsTable>(adminUrl('models')), []).data?.groups;
+  const [models, setModels] = useState(modelsText(team.models));
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const save = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    const body = { models: parseModels(models) };
+    if ((await submitted(['models'], () => ({}), () => call<Team>(adminUrl(`teams/${encodeURIComponent(team.id)}`), { method: 'PATCH', body }), setErrors)) !== null) onSaved();
+  };
+  return (
+    <form onSubmit={save} noValidate aria-label={`Models of ${team.id}`} class="grid-form">
+      <ModelsField value={models} onInput={setModels} errors={errors} groups={groups} />
+      <FormError errors={errors} />
+      <div class="actions">
+        <button type="submit">Save models</button>
+      </div>
+    </form>
+  );
+}
+
 /** One team: its budgets, its projects with this month's usage, its keys. */
-function TeamDetail({ id }: { readonly id: string }) {
+function TeamDetail({ id, isAdmin }: { readonly id: string; readonly isAdmin: boolean }) {
   const range = thisMonth();
   const team = useLoad(() => call<Team>(adminUrl(`teams/${encodeURIComponent(id)}`)), [id]);
   const keys = useLoad(() => call<List<Key>>(adminUrl('keys', { team: id })), [id]);
@@ -71,6 +92,8 @@ function TeamDetail({ id }: { readonly id: string }) {
         <Panel title={`Team ${team.data.id}`}>
           <p>{team.data.description ?? 'No description.'} {team.data.disabled && <strong>Disabled.</strong>}</p>
           <p>Limits: {limitsInWords(team.data.limits)}</p>
+          <p>Models: {modelsInWords(team.data.models, 'the default')}</p>
+          {isAdmin && team.data.source === 'api' && <EditTeamModels team={team.data} onSaved={team.reload} />}
           <Budgets team={team.data} />
         </Panel>
       )}
@@ -104,8 +127,8 @@ function TeamDetail({ id }: { readonly id: string }) {
 export function TeamsPage({ session, teamId }: { readonly session: Session; readonly teamId: string | null }) {
   const teams = useLoad(() => call<List<Team>>(adminUrl('teams')), []);
   const [failure, setFailure] = useState<string | null>(null);
-  if (teamId !== null) return <TeamDetail id={teamId} />;
   const isAdmin = session.role === 'admin';
+  if (teamId !== null) return <TeamDetail id={teamId} isAdmin={isAdmin} />;
   const toggle = (team: Team): void => {
     setFailure(null);
     call(adminUrl(`teams/${encodeURIComponent(team.id)}`), { method: 'PATCH', body: { disabled: !team.disabled } }).then(
