@@ -140,6 +140,13 @@ export const ERROR_CATALOGUE = {
     paramFrom: (_noun, _id, param) => param,
   }),
   modelNotFound: entry({ status: 404, code: 'model_not_found', param: 'model', message: (model: string) => `The model "${model}" does not exist or you do not have access to it.` }),
+  /** A model a body field names (`base_model`, a `checks-model` field) that the caller may not use: the unknown-model answer, naming the field (SPEC 21). */
+  modelNotFoundIn: entry({
+    status: 404,
+    code: 'model_not_found',
+    message: (model: string, _param: string) => `The model "${model}" does not exist or you do not have access to it.`,
+    paramFrom: (_model, param) => param,
+  }),
   nameInUse: entry({ status: 409, code: 'name_in_use', param: 'name', message: (artifact: string) => `The model name "${artifact}" belongs to another team; choose another name.` }),
 
   // --- limits ---
@@ -190,6 +197,13 @@ export const ERROR_CATALOGUE = {
   invalidConfig: entry({ status: 400, code: 'invalid_config', message: (message: string) => message }),
 
   // --- teams and roles (SPEC 16) ---
+  /** A team-admin giving a key a model pattern outside its team's list (SPEC 21). */
+  modelsOutsideTeam: entry({
+    status: 403,
+    code: 'insufficient_role',
+    param: 'models',
+    message: (role: string, pattern: string) => `The admin role "${role}" may not give a key the model pattern "${pattern}": it is not within its team's models.`,
+  }),
   insufficientRole: entry({ status: 403, code: 'insufficient_role', message: (role: string, what: string) => `The admin role "${role}" may not ${what}.` }),
   teamNotFound: entry({ status: 404, code: 'team_not_found', param: 'id', message: (id: string) => `No team with id "${id}".` }),
   teamExists: entry({ status: 409, code: 'team_exists', param: 'id', message: (id: string) => `A team with id "${id}" exists already.` }),

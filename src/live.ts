@@ -7,6 +7,7 @@ import type { Limiter } from './limits/index.js';
 import { createPriceBook, type Ledger, type PriceBook } from './metering/index.js';
 import { createMetricsEndpoint, type Logger, type Metrics, type UpstreamTargetState } from './observability/index.js';
 import { OwnershipGuard, ownershipPolicy, type OwnershipRegistry } from './ownership/index.js';
+import { createModels, type Models, type TeamModelLists } from './models/index.js';
 import { createV1Handler, type V1Handler } from './pipeline/index.js';
 import type { Tracing } from './tracing/index.js';
 import { configRouteSpec, configRoutesProblem, createRouteTable, createUpstream, ROUTES, routeOf, unguardedRoutes, type BufferBudget, type RouteTable, type Upstream, type UpstreamEvents, type UpstreamName } from './proxy/index.js';
@@ -22,7 +23,7 @@ export interface Services {
   /** Admin keys made through /admin/admin-keys (SPEC 16). */
   readonly runtimeAdmins: RuntimeAdminKeys;
   /** Teams with a record: a disabled one's keys are refused (SPEC 16). */
-  readonly teams: TeamStatus;
+  readonly teams: TeamStatus & TeamModelLists;
   readonly ownership: OwnershipRegistry;
   readonly bufferBudget: BufferBudget;
   /** Bad-credential counts per client address: they outlive reloads. */
@@ -44,6 +45,8 @@ export interface Live {
   readonly chatChecker: ChatBodyChecker;
   /** The built-in routes and the configuration's (SPEC 20), compiled once for this configuration. */
   readonly routes: RouteTable;
+  /** Who may use which model; the cached host list (kept by a reload that does not change it). */
+  readonly models: Models;
   readonly v1: V1Handler;
   readonly metricsHandler: (req: IncomingMessage, res: ServerResponse) => void;
   /** Routes a /v1 request; throws the 400/404/405 for a path or method the table does not know (its span is made). */
@@ -76,8 +79,13 @@ export async function buildLive(config: Config, services: Services, previous?: L
       : createChatBodyChecker({ defaultCompletionTokens: config.rateLimits.defaultCompletionTokens, forceStreamUsage: config.metering.forceStreamUsage });
   const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics) : undefined;
   const routes = routeTableOf(config, previous);
+  const models = createModels(
+    config,
+    { teams: services.teams, owners: services.ownership, ownershipOn: policy.enabled, onRefreshError: (err) => services.logger.warn({ err }, 'the inference host\'s model list could not be refreshed; the previous one is served') },
+    previous,
+  );
   if (ownership) for (const route of unguardedRoutes(config.routes)) services.logger.warn({ route }, `route ${route} is unguarded: ownership is on, and the gateway checks no resource on it`);
-  const v1 = createV1Handler({ ...services, config, authenticator, upstreams, prices, chatChecker, ownership, routes });
+  const v1 = createV1Handler({ ...services, config, authenticator, upstreams, prices, chatChecker, ownership, routes, models });
   return {
     config,
     authenticator,
@@ -85,6 +93,7 @@ export async function buildLive(config: Config, services: Services, previous?: L
     upstreams,
     chatChecker,
     routes,
+    models,
     v1,
     metricsHandler: createMetricsEndpoint(services.metrics, config.metrics.bearerToken),
     route(req, res) {

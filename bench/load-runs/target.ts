@@ -33,6 +33,8 @@ const features = process.env.BENCH_FEATURES ?? 'all';
 /** Set: tracing on, exporting to this collector (`--tracing`), at BENCH_TRACING_RATIO (default 1.0). */
 const tracingEndpoint = process.env.BENCH_TRACING_ENDPOINT ?? '';
 const tracingRatio = Number(process.env.BENCH_TRACING_RATIO || '1');
+/** 1: model allow-lists on the key and its team, matched by wildcards (`--model-lists`). */
+const modelLists = process.env.BENCH_MODEL_LISTS === '1';
 
 interface Started {
   readonly server: Server;
@@ -74,7 +76,10 @@ async function startGateway(): Promise<Started> {
     {
       server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 1000 },
       upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 } },
-      auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits }] },
+      auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits, ...(modelLists ? { models: ['wandb-artifact:///acme/rl-demo/*'] } : {}) }] },
+      // The team has a record either way, so `--model-lists` compares the lists alone.
+      teams: [{ id: BENCH_TEAM, ...(modelLists ? { models: ['@base', 'wandb-artifact:///acme/*'] } : {}) }],
+      ...(modelLists ? { models: { groups: { base: ['OpenPipe/*', 'meta-llama/*'] }, default: ['OpenPipe/*'] } } : {}),
       metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true, ...(all ? { prices: BENCH_PRICES } : {}), ledger: { enabled: all && ledgerEnabled } },
       database: { path: join(dataDir, 'tollgate.db') },
       // unknown: allow, since the bench model was never created through the gateway: the lookup still runs.

@@ -131,6 +131,8 @@ export interface Key {
   readonly projects: readonly string[];
   readonly defaultProject: string;
   readonly limits: Limits;
+  /** Its own model patterns (SPEC 21); null: none of its own. */
+  readonly models: readonly string[] | null;
   readonly description: string | null;
   readonly createdAt: string | null;
   readonly expiresAt: string | null;
@@ -148,11 +150,21 @@ export interface Team {
   readonly id: string;
   readonly description: string | null;
   readonly limits: Limits;
+  readonly models: readonly string[] | null;
   readonly disabled: boolean;
   readonly createdAt: string | null;
   readonly source: 'api' | 'config';
   readonly spend: { readonly day: Spend; readonly month: Spend };
   readonly remaining: Limits;
+}
+
+/** `GET /admin/models` (SPEC 21): groups, default, each team's lists, this month's usage by model. */
+export interface ModelsTable {
+  readonly groups: Readonly<Record<string, readonly string[]>>;
+  readonly default: readonly string[];
+  readonly teams: ReadonlyArray<{ readonly id: string; readonly models: readonly string[] | null; readonly effective: readonly string[] }>;
+  readonly currency: string;
+  readonly usage: ReadonlyArray<{ readonly team: string; readonly model: string; readonly requests: number; readonly total_tokens: number; readonly cost: number }>;
 }
 
 export interface UsageRow {

@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, listenToApi, prefetch, signOut, setCsrfToken, type Session } from './api.js';
 import { AuditPage } from './pages/audit.js';
 import { KeysPage } from './pages/keys.js';
+import { ModelsPage } from './pages/models.js';
 import { OVERVIEW_READ, OverviewPage } from './pages/overview.js';
 import { RequestsPage } from './pages/requests.js';
 import { ResourcesPage } from './pages/resources.js';
@@ -30,6 +31,8 @@ function Page({ route, session }: { readonly route: Route; readonly session: Ses
       return <AuditPage />;
     case 'Resources':
       return <ResourcesPage session={session} />;
+    case 'Models':
+      return <ModelsPage />;
     case 'Settings':
       return <SettingsPage session={session} />;
   }

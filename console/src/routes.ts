@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /** The pages of SPEC 17, in navigation order, with exactly these names. */
-export const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Settings'] as const;
+export const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Models', 'Settings'] as const;
 export type PageName = (typeof PAGES)[number];
 
 export interface Route {

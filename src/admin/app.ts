@@ -11,6 +11,7 @@ import { requestIdFor, type Logger, type Metrics } from '../observability/index.
 import type { StoreHandle } from '../store/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { TeamAdmin } from '../teams/index.js';
+import type { ModelAccess } from '../models/index.js';
 import { malformedPathEncoding, type Upstream } from '../proxy/index.js';
 import { audited, type AuditTrail } from './audit.js';
 import { ConsoleSessions } from '../sessions/index.js';
@@ -28,6 +29,8 @@ export interface CurrentConfig {
   readonly authenticator: Authenticator;
   readonly metricsHandler: (req: IncomingMessage, res: ServerResponse) => void;
   readonly upstreams: Readonly<Record<string, Pick<Upstream, 'targetStates'>>>;
+  /** Who may use which model (SPEC 21): admin writes check lists against its groups and team lists. */
+  readonly models: { readonly access: ModelAccess };
 }
 
 export interface OperationsAppDeps {
@@ -127,6 +130,7 @@ function mountAdminRoutes(app: Express, deps: OperationsAppDeps, sessions: Conso
     teams: deps.teams,
     adminKeys: deps.adminKeys,
     teamsRequired: () => deps.current().config.teams.require,
+    models: () => deps.current().models.access,
     trail: deps.trail,
     handle: deps.handle,
     ledger: deps.ledger,

@@ -8,6 +8,8 @@ import type { StoreHandle } from '../store/index.js';
 import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler, type TeamAdmin, updateTeamHandler } from '../teams/index.js';
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
 import { configStatusHandler, reloadHandler, type Reload } from './config-handlers.js';
+import type { ModelAccess } from '../models/index.js';
+import { modelsHandler } from './models.js';
 import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
@@ -34,6 +36,8 @@ export interface AdminRouteDeps {
   readonly adminKeys: AdminKeyAdmin;
   /** `teams.require`: a key must name a team that has a record. */
   readonly teamsRequired: () => boolean;
+  /** The running configuration's models rule (SPEC 21). */
+  readonly models: () => ModelAccess;
   readonly trail: AuditTrail;
   readonly handle: StoreHandle;
   readonly ledger: Ledger;
@@ -104,6 +108,7 @@ export const ADMIN_ROUTES: readonly AdminRouteSpec[] = [
   { method: 'PUT', path: '/admin/resources/:kind/:id', body: 'json', write: audit('resource.assign'), access: ADMIN_ONLY, handler: assignResourceHandler },
   { method: 'DELETE', path: '/admin/resources/:kind/:id', body: 'none', write: audit('resource.release'), access: ADMIN_ONLY, handler: releaseResourceHandler },
   // The reload records itself (SIGHUP reloads are audited too); its body is not read.
+  { method: 'GET', path: '/admin/models', body: 'none', write: null, access: READ, handler: modelsHandler },
   { method: 'GET', path: '/admin/overview', body: 'none', write: null, access: READ, handler: overviewHandler },
   { method: 'GET', path: '/admin/config', body: 'none', write: null, access: GLOBAL_READ, handler: configStatusHandler },
   { method: 'POST', path: '/admin/config/reload', body: 'none', write: { action: 'config.reload', recordedBy: 'operation' }, access: ADMIN_ONLY, handler: reloadHandler },

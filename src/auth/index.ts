@@ -79,6 +79,7 @@ export async function createAuthenticator(
       projects: new Set(key.projects),
       defaultProject: key.defaultProject,
       limits: key.limits,
+      models: key.models,
     }),
   );
   const keys = new StaticKeyTable(principals);

@@ -63,6 +63,17 @@ function claimAsProjects(value: unknown): string[] {
   return named.filter((v): v is string => typeof v === 'string' && (v === '*' || isValidName(v)));
 }
 
+/**
+ * A token's model patterns (SPEC 21): a list or a space/comma-separated string; absent: undefined
+ * (`auth.jwt.models` applies). A claim of another type, or entries that are not non-empty strings,
+ * allow nothing: a malformed claim never widens a token.
+ */
+function claimAsModels(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  const named: unknown[] = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/[\s,]+/) : [];
+  return named.every((v) => typeof v === 'string' && v !== '') ? (named as string[]) : [];
+}
+
 export interface JwtVerifier {
   verify(token: string): Promise<Principal>;
 }
@@ -113,7 +124,8 @@ export async function createJwtVerifier(config: JwtConfig): Promise<JwtVerifier>
       if (defaultProject === undefined) {
         throw new AuthFailure('invalid_token', `The token's "${claims.projects}" claim names no project (${NAME_RULE}, or "*").`);
       }
-      return { kind: 'jwt', id: subject, team, projects: new Set(projects), defaultProject, limits: config.limits };
+      const models = claimAsModels(payload[claims.models ?? 'models']) ?? config.models;
+      return { kind: 'jwt', id: subject, team, projects: new Set(projects), defaultProject, limits: config.limits, models };
     },
   };
 }

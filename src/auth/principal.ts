@@ -14,5 +14,7 @@ export interface Principal {
   readonly projects: ReadonlySet<string>;
   readonly defaultProject: string;
   readonly limits: LimitSet;
+  /** Its own model patterns (SPEC 21; `@group`s unresolved); null or absent: `models.default`. */
+  readonly models?: readonly string[] | null;
 }
 

@@ -37,6 +37,7 @@ function principalOf(record: ApiKeyRecord): Principal {
     projects: new Set(record.projects),
     defaultProject: storedDefaultProject(record),
     limits: record.limits as LimitSet,
+    models: record.models,
   };
 }
 

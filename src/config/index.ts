@@ -5,7 +5,7 @@ import { configSchema, type Config } from './schema.js';
 import { firstIssueInWords } from './zod-issue.js';
 import { applyOtelEnv } from './tracing.js';
 
-export { ADMIN_ROLES, adminKeyTeamProblem, adminRoleSchema, keyProjects, limitSetSchema, namePart, storeMode } from './schema.js';
+export { ADMIN_ROLES, adminKeyTeamProblem, adminRoleSchema, keyProjects, limitSetSchema, modelPatterns, namePart, storeMode } from './schema.js';
 
 export { RESOURCE_KIND_PATTERN, type RouteConfig } from './routes.js';
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
@@ -13,7 +13,7 @@ export { applicableConfig, diffConfig } from './reload-diff.js';
 export { ConfigStatus, type ConfigStatusView, type LastReload } from './status.js';
 export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { SamplerName, TracingConfig } from './tracing.js';
-export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode } from './schema.js';
+export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode, ModelsConfig } from './schema.js';
 
 /** A configuration problem: one line naming the key path and what is wrong. */
 export class ConfigError extends Error {

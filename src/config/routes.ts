@@ -62,9 +62,14 @@ export const routeConfigSchema = z
     body: z.enum(['stream', 'json', 'none']).default('stream'),
     limited: z.boolean().default(true),
     ownership: ownershipSchema.optional(),
+    /** A top-level body field naming a model the caller must be allowed to use (SPEC 21); the body is read whole. */
+    'checks-model': z.string().min(1).max(128).optional(),
   })
   .strict()
   .superRefine((route, ctx) => {
+    if (route['checks-model'] !== undefined && route.body !== 'json') {
+      ctx.addIssue({ code: 'custom', path: ['checks-model'], message: 'reads the body whole: needs body: json' });
+    }
     if (new Set(route.methods).size !== route.methods.length) ctx.addIssue({ code: 'custom', path: ['methods'], message: 'names a method twice' });
     const params = new Set((route.path.match(/\{[^}]+\}/g) ?? []).map((p) => p.slice(1, -1)));
     const rule = route.ownership;

@@ -115,6 +115,24 @@ const upstreamSchema = z
   });
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;
 
+/**
+ * A scope's model patterns (SPEC 21): names, `*` wildcards, `@group`s; absent or null: the scope
+ * has no list of its own (`models.default` applies). Entries and groups are checked in models/.
+ */
+export const modelPatterns = z.array(z.string());
+const ownModelList = modelPatterns.nullish();
+
+/** `models:` (SPEC 21): named groups of patterns, the default list, how long the host's model list is cached. */
+const modelsSchema = z
+  .object({
+    groups: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a group name is letters, digits, _ . -'), modelPatterns).nullish().transform((v) => v ?? {}),
+    default: modelPatterns.default(['*']),
+    listCacheMs: positiveInt.default(10_000),
+  })
+  .strict()
+  .prefault({});
+export type ModelsConfig = z.infer<typeof modelsSchema>;
+
 /** Projects of a key's team it may use (`*`: any); the admin API takes the same list. */
 export const keyProjects = z.array(z.union([z.literal('*'), namePart])).min(1, 'must name at least one project (or "*")');
 
@@ -127,6 +145,7 @@ const staticKeySchema = z
     /** Absent: `default` when the key may use it, else its first project (SPEC 6.2). */
     defaultProject: namePart.optional(),
     limits: limitSetSchema.default({}),
+    models: ownModelList,
   })
   .strict()
   .transform((key, ctx) => {
@@ -151,9 +170,13 @@ const jwtSchema = z
         team: z.string().default('team'),
         projects: z.string().default('projects'),
         subject: z.string().default('sub'),
+        /** A claim holding the token's model patterns (SPEC 21); absent from a token: `auth.jwt.models`. */
+        models: z.string().optional(),
       })
       .strict()
       .default({ team: 'team', projects: 'projects', subject: 'sub' }),
+    /** The model patterns of a token without the claim; absent: `models.default`. */
+    models: ownModelList,
     /** Preferred for a token without the header when the token may use it; else the key rule (see auth/jwt.ts). */
     defaultProject: namePart.optional(),
     limits: limitSetSchema.default({}),
@@ -203,6 +226,7 @@ const teamSchema = z
     description: z.string().max(1000).nullish().transform((v) => v ?? null),
     limits: limitSetSchema.default({}),
     disabled: z.boolean().default(false),
+    models: ownModelList,
   })
   .strict();
 export type TeamConfig = z.infer<typeof teamSchema>;
@@ -304,6 +328,7 @@ export const configSchema = z
       .strict()
       .prefault({}),
     teams: teamsSchema,
+    models: modelsSchema,
     rateLimits: z
       .object({
         onStoreError: z.enum(['open', 'closed']).default('open'),

@@ -15,6 +15,8 @@ export interface KeyView {
   readonly projects: readonly string[];
   readonly defaultProject: string;
   readonly limits: LimitSet;
+  /** Its own model patterns (SPEC 21); null: none of its own. */
+  readonly models: readonly string[] | null;
   readonly description: string | null;
   readonly createdAt: string | null;
   readonly expiresAt: string | null;
@@ -28,6 +30,7 @@ export interface NewKey {
   readonly projects?: readonly string[];
   readonly defaultProject?: string;
   readonly limits?: LimitSet;
+  readonly models?: readonly string[] | null;
   readonly expiresAt?: string | null;
   readonly description?: string | null;
 }
@@ -43,6 +46,7 @@ const viewOfRecord = (record: ApiKeyRecord): KeyView => ({
   projects: record.projects,
   defaultProject: storedDefaultProject(record),
   limits: record.limits as LimitSet,
+  models: record.models ?? null,
   description: record.description,
   createdAt: record.createdAt,
   expiresAt: record.expiresAt,
@@ -56,6 +60,7 @@ const viewOfConfig = (key: StaticKeyConfig): KeyView => ({
   projects: key.projects,
   defaultProject: key.defaultProject,
   limits: key.limits,
+  models: key.models ?? null,
   description: null,
   createdAt: null,
   expiresAt: null,
@@ -118,6 +123,7 @@ export class KeyAdmin {
       projects,
       defaultProject,
       limits: { ...(input.limits ?? {}) },
+      models: input.models ? [...input.models] : null,
       description: input.description ?? null,
       createdAt: new Date().toISOString(),
       expiresAt: input.expiresAt ?? null,

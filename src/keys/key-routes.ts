@@ -1,11 +1,12 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { KeyAdmin } from './key-admin.js';
-import { keyProjects, limitSetSchema, namePart } from '../config/index.js';
+import { keyProjects, limitSetSchema, modelPatterns, namePart } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
 import type { LimitName, LimitSet } from '../limits/index.js';
 import { isValidName, NAME_RULE } from '../projects/index.js';
 import type { TeamAdmin } from '../teams/index.js';
+import { modelListProblem, type ModelAccess } from '../models/index.js';
 import { adminOf, descriptionField, expiresAtField, insufficientRole, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam, teamScopeOf } from '../admin-requests/index.js';
 
 
@@ -15,6 +16,7 @@ const createKeySchema = z
     projects: keyProjects.optional(),
     defaultProject: namePart.optional(),
     limits: limitSetSchema.optional(),
+    models: modelPatterns.nullable().optional(),
     expiresAt: expiresAtField.optional(),
     description: descriptionField.optional(),
   })
@@ -25,12 +27,13 @@ const updateKeySchema = z
     projects: keyProjects.optional(),
     defaultProject: namePart.optional(),
     limits: limitSetSchema.optional(),
+    models: modelPatterns.nullable().optional(),
     expiresAt: expiresAtField.optional(),
     description: descriptionField.optional(),
     disabled: z.boolean().optional(),
   })
   .strict()
-  .refine((patch) => Object.keys(patch).length > 0, 'name at least one field to change: projects, defaultProject, limits, expiresAt, description, disabled');
+  .refine((patch) => Object.keys(patch).length > 0, 'name at least one field to change: projects, defaultProject, limits, models, expiresAt, description, disabled');
 
 const rotateKeySchema = z
   .object({ overlapSeconds: z.number().int('must be a whole number of seconds').min(0).max(86_400, 'must be at most 86400 (one day)').default(0) })
@@ -41,6 +44,8 @@ export interface KeyHandlerDeps {
   readonly keys: KeyAdmin;
   readonly teams: TeamAdmin;
   readonly teamsRequired: () => boolean;
+  /** The running configuration's models rule: groups to check lists against, each team's list. */
+  readonly models: () => ModelAccess;
 }
 
 const idOf = (req: Request): string => String(req.params.id);
@@ -64,13 +69,29 @@ function refuseLimitsAboveTeam(res: Response, teams: TeamAdmin, limits: LimitSet
   }
 }
 
+/**
+ * A key's model list (SPEC 21): 400 naming the entry for an unknown `@group` or an empty pattern;
+ * a team-admin only narrows within its team's list (403 insufficient_role, param models). `null`
+ * (no list of its own) is always within: the key then gets the default ∩ its team's list.
+ */
+export function refuseModelList(res: Response, access: ModelAccess, team: string, models: readonly string[] | null | undefined): void {
+  if (models === undefined || models === null) return;
+  const problem = modelListProblem(models, access.rules.groups, 'models');
+  if (problem !== undefined) throw invalidRequest('models', problem);
+  if (teamScopeOf(res) === undefined) return;
+  const teamList = access.teamList(team);
+  const outside = access.rules.resolve(models).find((pattern) => !teamList.covers(pattern));
+  if (outside !== undefined) throw errors.modelsOutsideTeam(adminOf(res).role, outside);
+}
+
 /** `POST /admin/keys` (SPEC 12.1): 201, the record plus its secret, shown this once. */
-export const createKeyHandler = ({ keys, teams, teamsRequired }: KeyHandlerDeps): RequestHandler => async (req, res) => {
+export const createKeyHandler = ({ keys, teams, teamsRequired, models }: KeyHandlerDeps): RequestHandler => async (req, res) => {
   const body = parseBody(createKeySchema, req);
   const scope = teamScopeOf(res);
   if (scope !== undefined && body.team !== scope) throw insufficientRole(adminOf(res).role, `create a key of team "${body.team}" (only of "${scope}")`);
   if (teamsRequired() && !teams.exists(body.team)) throw invalidRequest('team', `team: no team "${body.team}" exists (teams.require is on); create it first.`);
   refuseLimitsAboveTeam(res, teams, body.limits);
+  refuseModelList(res, models(), body.team, body.models);
   const created = await keys.create(body);
   res.locals.auditTarget = created.id;
   res.status(201).json(created);
@@ -94,10 +115,11 @@ export const getKeyHandler = ({ keys }: KeyHandlerDeps): RequestHandler => (req,
 };
 
 /** `PATCH /admin/keys/{id}`: the changed record; a config key is 409 read_only_key. */
-export const updateKeyHandler = ({ keys, teams }: KeyHandlerDeps): RequestHandler => async (req, res) => {
+export const updateKeyHandler = ({ keys, teams, models }: KeyHandlerDeps): RequestHandler => async (req, res) => {
   visibleKey(keys, res, idOf(req));
   const changes = parseBody(updateKeySchema, req);
   refuseLimitsAboveTeam(res, teams, changes.limits);
+  refuseModelList(res, models(), keys.get(idOf(req)).team, changes.models);
   res.json(await keys.update(idOf(req), changes));
 };
 

@@ -80,6 +80,8 @@ export interface Metrics {
   /** A request refused because the resource (model or training job) is not the caller's team's. */
   /** `kind`: model, training_job or a kind a config route names (a bounded set: the configuration's). */
   recordOwnershipDenial(kind: string): void;
+  /** A model refused to its caller (SPEC 21), by the scope that refused it: key, team, jwt, ownership. */
+  recordModelDenial(scope: string): void;
   /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
   watchBufferedBytes(read: () => number): void;
   /** Reports the open client connections and their cap at every scrape. */
@@ -212,6 +214,9 @@ function refusalHandles(registry: Registry) {
     ownershipDenials: counter(registry, 'tollgate_ownership_denials_total',
       'Requests refused because the model or training job is not the caller team\'s (or is unknown, with ownership.unknown: deny), by kind.',
       ['kind']),
+    modelDenials: counter(registry, 'tollgate_model_denials_total',
+      'Requests refused a model the caller may not use (answered as an unknown model), by the scope that refused it.',
+      ['scope']),
   };
 }
 
@@ -474,6 +479,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordTraceSpansDropped: (count) => handles.traceSpansDropped.inc(count),
     recordConfigReload: (result) => handles.configReloads.inc({ result }),
     recordOwnershipDenial: (kind) => handles.ownershipDenials.inc({ kind }),
+    recordModelDenial: (scope) => handles.modelDenials.inc({ scope }),
     watchBufferedBytes(read) {
       readers.bufferedBytes = read;
     },

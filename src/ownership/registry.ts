@@ -98,6 +98,11 @@ export class OwnershipRegistry {
     return this.byArtifact.get(artifact);
   }
 
+  /** A team's trained models (records with an artifact name): what its /v1/models adds (SPEC 21). */
+  *trainedModelsOf(team: string): Iterable<ResourceRecord> {
+    for (const record of this.byArtifact.values()) if (record.team === team) yield record;
+  }
+
   /**
    * Records a creation: first owner wins (answers the holder). While the database is away the
    * record is kept here, so this instance already enforces it, and written when it is back.

@@ -5,6 +5,7 @@ import type { OwnershipGuard } from '../ownership/index.js';
 import type { RouteSpec } from '../proxy/index.js';
 import { bodyReaderFor, type BodyReader, type BodySettings } from './body.js';
 import { checkOwnership, readGuardedUpload, type AnswerRule } from './ownership.js';
+import { modelCheckFor, type ModelCheck, type ModelStepDeps } from './models.js';
 import type { Caller, ChatTerms, PreparedBody } from './values.js';
 
 /** What a request other than a chat completion reserves: nothing, and token and cost limits do not apply to it. */
@@ -21,6 +22,8 @@ export interface RouteChain {
   readonly readBody: (req: IncomingMessage, caller: Caller) => Promise<PreparedBody>;
   /** The ownership step: what to do with the upstream's answer, if anything (nothing where ownership is off). */
   readonly checkOwnership: (req: IncomingMessage, caller: Caller, body: PreparedBody) => Promise<AnswerRule | undefined>;
+  /** The model step (SPEC 21), before the limits; undefined on a route that names no model. */
+  readonly checkModel: ModelCheck | undefined;
   /** Whether the route checks ownership at all (a trace shows the step only where it does). */
   readonly ownershipChecked: boolean;
   /** What an admitted request reserves; undefined on a route that is not limited. */
@@ -34,6 +37,7 @@ export interface ChainDeps {
   readonly prices: PriceBook;
   /** Ownership checks, when the configuration turns them on. */
   readonly ownership: OwnershipGuard | undefined;
+  readonly models: ModelStepDeps;
 }
 
 const unmetered = (): undefined => undefined;
@@ -46,9 +50,15 @@ const meterTokens = (upstreamResponse: IncomingMessage, chat: ChatTerms | undefi
   });
 
 /** The route's body step: its spec's reader, or — a `checksBody` rule while ownership is on — the upload held for its field. */
-function readerFor(route: RouteSpec, bodies: BodySettings, guard: OwnershipGuard | undefined): RouteChain['readBody'] {
+function readerFor(route: RouteSpec, bodies: BodySettings, guard: OwnershipGuard | undefined, models: ModelStepDeps): RouteChain['readBody'] {
   const field = route.ownership?.checksBody;
   if (guard && field) return (req, caller) => readGuardedUpload(guard, req, caller, bodies, field);
+  if (!guard && route.checksModel !== undefined) {
+    // The model field is read only for a caller whose lists withhold something; others' uploads stream.
+    const readWhole = bodyReaderFor(route, bodies, true);
+    const stream = bodyReaderFor(route, bodies, false);
+    return (req, caller) => (models.access.isOpenTo(caller) ? stream(req) : readWhole(req));
+  }
   const read: BodyReader = bodyReaderFor(route, bodies, guard !== undefined);
   return (req) => read(req);
 }
@@ -66,8 +76,9 @@ export function buildRouteChains(routes: readonly RouteSpec[], deps: ChainDeps):
     const guard = route.ownership === undefined ? undefined : deps.ownership;
     chains.set(route, {
       route,
-      readBody: readerFor(route, deps.bodies, guard),
+      readBody: readerFor(route, deps.bodies, guard, deps.models),
       checkOwnership: guard ? (req, caller, body) => checkOwnership(guard, route, req, caller, body) : () => Promise.resolve(undefined),
+      checkModel: modelCheckFor(route, deps.models),
       ownershipChecked: guard !== undefined,
       reserve: route.limited ? reserve : undefined,
       meter: route.metering === 'tokens' ? meterTokens : unmetered,

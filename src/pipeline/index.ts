@@ -8,9 +8,11 @@ import { CLIENT_FORWARDING_HEADERS, IDENTITY_HEADERS, type BufferBudget, type Ro
 import type { OwnershipGuard } from '../ownership/index.js';
 import { TRACE_CONTEXT_HEADERS, type Tracing } from '../tracing/index.js';
 import type { ChatBodyChecker } from '../validation/index.js';
+import type { Models } from '../models/index.js';
 import { bodySettings } from './body.js';
 import { buildRouteChains, type RouteChain } from './chain.js';
 import type { AnswerRule } from './ownership.js';
+import { answeredHere, answerModels } from './models.js';
 import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange } from './exchange.js';
 import { failExchange } from './fail.js';
@@ -36,6 +38,8 @@ export interface PipelineDeps extends CompletionDeps {
   readonly routes: RouteTable;
   /** Spans for every request, when `tracing.enabled` (SPEC 18); undefined: none are made. */
   readonly tracing: Tracing | undefined;
+  /** Who may use which model, and each caller's model list (SPEC 21). */
+  readonly models: Models;
 }
 
 export interface V1Handler {
@@ -54,6 +58,7 @@ export function createV1Handler(deps: PipelineDeps): V1Handler {
     bodies: bodySettings(deps.config, deps.bufferBudget, deps.chatChecker),
     prices: deps.prices,
     ownership: deps.ownership,
+    models: { access: deps.models.access, listing: deps.models.listing, metrics: deps.metrics },
   });
   const fail = (exchange: Exchange, err: unknown): void => failExchange(exchange, err, deps);
   const run = stepRunner(deps, fail);
@@ -92,6 +97,8 @@ function stepRunner(deps: PipelineDeps, fail: ForwardDeps['fail']): (req: Incomi
     trace?.begin('validate');
     const body = (exchange.body = await chain.readBody(req, caller));
     trace?.end();
+    // Before the limits and before anything is forwarded (SPEC 21): a refused model costs nothing.
+    chain.checkModel?.(caller, body);
     let answer: AnswerRule | undefined;
     if (chain.ownershipChecked) {
       trace?.begin('ownership');
@@ -106,8 +113,15 @@ function stepRunner(deps: PipelineDeps, fail: ForwardDeps['fail']): (req: Incomi
       trace?.end(admission, describeAdmission);
       Object.assign(ownHeaders, admission.headers);
     }
+    if (answeredHere(chain.route, caller, deps.models.access)) return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
     forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);
   };
+}
+
+/** A route the gateway answers itself: 200 JSON with the request's own headers (id, limits). */
+function answerLocally(exchange: Exchange, ownHeaders: OutgoingHttpHeaders, json: Buffer): void {
+  exchange.res.writeHead(200, { ...ownHeaders, 'content-type': 'application/json', 'content-length': json.length });
+  exchange.res.end(json);
 }
 
 /** The record of one request, with its route's metric series looked up once. */
@@ -172,3 +186,5 @@ class OpenExchanges {
   }
 }
 export { admissionDescriber } from './traced.js';
+export { modelCheckFor } from './models.js';
+export type { Caller, PreparedBody } from './values.js';

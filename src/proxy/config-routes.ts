@@ -16,6 +16,7 @@ export function configRouteSpec(route: RouteConfig): RouteSpec {
     limited: route.limited,
     metering: route.limited ? 'requests' : 'none',
     ...(ownership ? { ownership } : {}),
+    ...(route['checks-model'] === undefined ? {} : { checksModel: route['checks-model'] }),
   };
 }
 

@@ -49,6 +49,13 @@ export interface RouteSpec {
   readonly trainingJobKind?: 'rl' | 'sft';
   /** How the route touches training resources (checked only when ownership is on). */
   readonly ownership?: OwnershipRule;
+  /** A top-level field of the (JSON) body naming a model the caller must be allowed to use (SPEC 21). */
+  readonly checksModel?: string;
+  /**
+   * Answered by the gateway from the caller's filtered model list (SPEC 21): `model-list` the list
+   * (passed through for a caller from whom nothing is withheld), `model` one model, always.
+   */
+  readonly answeredBy?: 'model-list' | 'model';
 }
 
 export interface RouteMatch {
@@ -78,9 +85,11 @@ const jobCreation = { checksBody: { field: 'model_id', kind: 'model' }, creates:
 /** The route table of SPEC 4 and the seed document. */
 export const ROUTES: readonly RouteSpec[] = [
   { template: '/v1/chat/completions', methods: ['POST'], upstream: 'service', body: 'chat', limited: true, metering: 'tokens', ownership: { chatModel: true } },
-  { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests' },
+  // Each caller's own list, filtered by the rule that admits chat (SPEC 21); `/*`: ids hold `/`.
+  { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'model-list' },
+  { template: '/v1/models/*', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'model' },
   // A model creation is a small JSON body, read whole: its name is checked before it is forwarded.
-  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { creates: 'model', modelName: true } }),
+  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { creates: 'model', modelName: true }, checksModel: 'base_model' }),
   preview('/v1/preview/models/{model_id}', ['DELETE'], { ownership: { checks: { ...modelInPath.checks, release: true } } }),
   preview('/v1/preview/models/{model_id}/checkpoints', ['GET', 'DELETE'], { ownership: modelInPath }),
   preview('/v1/preview/models/{model_id}/log', ['POST'], { ownership: modelInPath }),
@@ -219,6 +228,8 @@ export function resolveRoute(table: RouteTable, method: string, url: string): Ro
   return resolved.route;
 }
 
+/** Paths the gateway answers from its model list (`GET /v1/models/{id}`), never forwarded. */
+const MODEL_PATH_PREFIX = '/v1/models/';
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
 
@@ -229,9 +240,12 @@ const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
  */
 export function assertSafePath(path: string): void {
   if (path.includes('\\')) throw unsafePath('a backslash');
+  // A model id holds `/`, which the openai SDKs' retrieve() sends encoded; the gateway answers
+  // these itself (SPEC 21), so no upstream can read the path differently.
+  const encodedSlashAllowed = path.startsWith(MODEL_PATH_PREFIX);
   for (const segment of path.split('/')) {
     if (DOT_SEGMENT.test(segment)) throw unsafePath('a "." or ".." segment');
-    if (ENCODED_SEPARATOR.test(segment)) throw unsafePath('an encoded slash');
+    if (!encodedSlashAllowed && ENCODED_SEPARATOR.test(segment)) throw unsafePath('an encoded slash');
   }
   if (!path.includes('%')) return;
   assertNoEncodedNul(path);

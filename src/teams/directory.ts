@@ -9,6 +9,8 @@ export interface Team {
   /** The same object until the team's limits change (the limit plan is cached by it). */
   readonly limits: LimitSet;
   readonly disabled: boolean;
+  /** Its own model patterns (SPEC 21); null or absent: `models.default`. The same array until they change. */
+  readonly models?: readonly string[] | null | undefined;
   readonly createdAt: string | null;
   readonly source: 'api' | 'config';
 }
@@ -66,6 +68,11 @@ export class TeamDirectory implements TeamLimitSource {
 
   limitsOf(team: string): LimitSet | undefined {
     return this.merged.get(team)?.limits;
+  }
+
+  /** The team's own model patterns (SPEC 21), read per chat request: one map probe. */
+  modelsOf(team: string): readonly string[] | null | undefined {
+    return this.merged.get(team)?.models;
   }
 
   isDisabled(team: string): boolean {

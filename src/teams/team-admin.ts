@@ -16,6 +16,8 @@ export interface TeamView {
   readonly id: string;
   readonly description: string | null;
   readonly limits: LimitSet;
+  /** Its own model patterns (SPEC 21); null: none of its own (`models.default`). */
+  readonly models: readonly string[] | null;
   readonly disabled: boolean;
   readonly createdAt: string | null;
   readonly source: 'api' | 'config';
@@ -28,6 +30,7 @@ export interface NewTeam {
   readonly id: string;
   readonly description?: string | null;
   readonly limits?: LimitSet;
+  readonly models?: readonly string[] | null;
 }
 
 export const teamNotFound = (id: string): GatewayError => errors.teamNotFound(id);
@@ -84,7 +87,7 @@ export class TeamAdmin {
 
   async create(input: NewTeam): Promise<TeamView> {
     this.refuseConfigTeam(input.id);
-    const record = { id: input.id, description: input.description ?? null, limits: { ...(input.limits ?? {}) }, disabled: false, createdAt: new Date().toISOString() };
+    const record = { id: input.id, description: input.description ?? null, limits: { ...(input.limits ?? {}) }, models: input.models ? [...input.models] : null, disabled: false, createdAt: new Date().toISOString() };
     try {
       await this.handle.require().createTeam(record);
     } catch (err) {
@@ -115,7 +118,7 @@ export class TeamAdmin {
     // A store that cannot answer: the record still shows, with nothing counted rather than a 503.
     const reading = await this.limiter.readTeam(team.id).catch(() => NOTHING_COUNTED);
     const { id, description, limits, disabled, createdAt, source } = team;
-    return { id, description, limits, disabled, createdAt, source, spend: { day: spendOf(reading, 'day'), month: spendOf(reading, 'month') }, remaining: remainingOf(limits, reading) };
+    return { id, description, limits, models: team.models ?? null, disabled, createdAt, source, spend: { day: spendOf(reading, 'day'), month: spendOf(reading, 'month') }, remaining: remainingOf(limits, reading) };
   }
 
   private refuseConfigTeam(id: string): void {

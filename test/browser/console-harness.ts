@@ -15,7 +15,7 @@ export const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
 export const VIEWER = 'tg-test-viewer-key-cccccccccccccccccc';
 export const LEAD = 'tg-test-team-a-lead-dddddddddddddddd';
 /** The navigation of SPEC 17, in order. */
-export const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Settings'] as const;
+export const PAGES = ['Overview', 'Teams', 'Keys', 'Usage', 'Requests', 'Audit', 'Resources', 'Models', 'Settings'] as const;
 
 /** Debian's chromium package (`.ci/run` installs it): the browser builds playwright downloads cannot be fetched here. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -150,10 +150,12 @@ export async function startConsoleStack(consoleDir: string): Promise<ConsoleStac
       teams: {
         require: true,
         records: [
-          { id: 'team-a', description: 'Search', limits: { costPerMonth: 20, costPerDay: 5 } },
+          { id: 'team-a', description: 'Search', limits: { costPerMonth: 20, costPerDay: 5 }, models: ['@base', 'meta-llama/*'] },
           { id: 'team-b', description: 'Ranking', limits: { costPerMonth: 2 } },
         ],
       },
+      // Model groups (SPEC 21): what the Models page and the models fields show.
+      models: { groups: { base: ['OpenPipe/*'], premium: ['openai/*'] } },
       metering: { prices: { models: { [MODEL]: { prompt: 1000, completion: 3000 } } } },
     },
   );

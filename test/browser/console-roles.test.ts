@@ -91,6 +91,8 @@ describe('the console in Chromium: roles, CSRF and sessions (SPEC 16, 17)', () =
     await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
     expect((await request(gw.url).delete(`/admin/admin-keys/${made.body.id as string}`).set('authorization', bearer(KEYS.admin))).status).toBe(204);
     watched.expectFailure('GET', '/admin/keys', 401);
+    // The Keys page also reads the model groups its forms offer (SPEC 21).
+    watched.expectFailure('GET', '/admin/models', 401);
     // The key's sessions die within a second (SPEC 17): the cookie is refused first, then the page finds out on its next call.
     await eventually(async () => (await watched.context.request.get(`${gw.url}/admin/session`)).status() === 401, 2000);
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Keys', exact: true }).click();

@@ -1,24 +1,26 @@
 import { useState } from 'preact/hooks';
-import { adminUrl, ApiError, call, type Key, type List, type Session } from '../api.js';
+import { adminUrl, ApiError, call, type Key, type List, type ModelsTable, type Session } from '../api.js';
 import { Confirm } from '../ui/confirm.js';
 import { formatTime } from '../ui/format.js';
 import { LimitFields, limitInputs, limitsInWords, NAME_PATTERN, NAME_RULE, parseLimits, type LimitInputs } from '../ui/limits.js';
 import { useLoad } from '../ui/load.js';
+import { ModelsField, modelsInWords, modelsText, parseModels } from '../ui/models.js';
 import { SecretBox } from '../ui/secret.js';
 import { submitted } from '../ui/submit.js';
 import { DataTable, FormError, Input, LoadError, Panel, type FieldErrors } from '../ui/widgets.js';
 
-const KEY_FIELDS = ['team', 'projects', 'description', 'expiresAt', 'rpm', 'tpm', 'costPerDay', 'costPerMonth', 'limits', 'overlapSeconds'];
+const KEY_FIELDS = ['team', 'projects', 'description', 'expiresAt', 'rpm', 'tpm', 'costPerDay', 'costPerMonth', 'limits', 'models', 'overlapSeconds'];
 
 /** `a, b` → ['a', 'b']; each a project name or `*`. */
 const projectList = (text: string): string[] => text.split(',').map((part) => part.trim()).filter(Boolean);
 
-function CreateKey({ session, onCreated }: { readonly session: Session; readonly onCreated: (key: Key & { key: string }) => void }) {
+function CreateKey({ session, groups, onCreated }: { readonly session: Session; readonly groups: ModelsTable['groups'] | undefined; readonly onCreated: (key: Key & { key: string }) => void }) {
   const fixedTeam = session.role === 'team-admin' ? session.team : null;
   const [team, setTeam] = useState(fixedTeam ?? '');
   const [projects, setProjects] = useState('*');
   const [description, setDescription] = useState('');
   const [expires, setExpires] = useState('');
+  const [models, setModels] = useState('');
   const [limits, setLimits] = useState<LimitInputs>(limitInputs());
   const [errors, setErrors] = useState<FieldErrors>({});
   const check = (): FieldErrors => {
@@ -35,6 +37,7 @@ function CreateKey({ session, onCreated }: { readonly session: Session; readonly
       team,
       projects: projectList(projects),
       limits: parseLimits(limits).limits,
+      models: parseModels(models),
       ...(description.trim() === '' ? {} : { description: description.trim() }),
       ...(expires === '' ? {} : { expiresAt: `${expires}T23:59:59Z` }),
     };
@@ -51,6 +54,7 @@ function CreateKey({ session, onCreated }: { readonly session: Session; readonly
         {fixedTeam === null ? <Input label="Team" name="team" value={team} onInput={setTeam} errors={errors} required /> : <p class="fixed">Team: <strong>{fixedTeam}</strong></p>}
         <Input label="Projects" name="projects" value={projects} onInput={setProjects} errors={errors} hint="Comma-separated; * for every project." />
         <Input label="Description" name="description" value={description} onInput={setDescription} errors={errors} />
+        <ModelsField value={models} onInput={setModels} errors={errors} groups={groups} />
         <Input label="Expires at the end of (UTC)" name="expiresAt" type="date" value={expires} onInput={setExpires} errors={errors} />
         <LimitFields inputs={limits} onChange={setLimits} errors={errors} />
         <FormError errors={errors} />
@@ -62,13 +66,16 @@ function CreateKey({ session, onCreated }: { readonly session: Session; readonly
   );
 }
 
-function EditKey({ keyRecord, onDone }: { readonly keyRecord: Key; readonly onDone: (changed: boolean) => void }) {
+function EditKey({ keyRecord, groups, onDone }: { readonly keyRecord: Key; readonly groups: ModelsTable['groups'] | undefined; readonly onDone: (changed: boolean) => void }) {
+  const [models, setModels] = useState(modelsText(keyRecord.models));
   const [limits, setLimits] = useState<LimitInputs>(limitInputs(keyRecord.limits));
   const [description, setDescription] = useState(keyRecord.description ?? '');
   const [errors, setErrors] = useState<FieldErrors>({});
   const save = async (event: Event): Promise<void> => {
     event.preventDefault();
-    const body = { limits: parseLimits(limits).limits, description: description.trim() === '' ? null : description.trim() };
+    // Models go only when changed: a team-admin's edit of a key's limits never re-checks its list.
+    const modelsChanged = models !== modelsText(keyRecord.models);
+    const body = { limits: parseLimits(limits).limits, ...(modelsChanged ? { models: parseModels(models) } : {}), description: description.trim() === '' ? null : description.trim() };
     const saved = await submitted(KEY_FIELDS, () => parseLimits(limits).errors, () => call<Key>(adminUrl(`keys/${encodeURIComponent(keyRecord.id)}`), { method: 'PATCH', body }), setErrors);
     if (saved !== null) onDone(true);
   };
@@ -76,6 +83,7 @@ function EditKey({ keyRecord, onDone }: { readonly keyRecord: Key; readonly onDo
     <Panel title={`Edit ${keyRecord.id}`}>
       <form onSubmit={save} noValidate aria-label={`Edit ${keyRecord.id}`} class="grid-form">
         <Input label="Description" name="description" value={description} onInput={setDescription} errors={errors} />
+        <ModelsField value={models} onInput={setModels} errors={errors} groups={groups} />
         <LimitFields inputs={limits} onChange={setLimits} errors={errors} />
         <FormError errors={errors} />
         <div class="actions">
@@ -115,6 +123,8 @@ type Editing = { readonly what: 'edit' | 'rotate' | 'revoke'; readonly key: Key 
 /** Keys (SPEC 17): create (secret shown once), edit limits, rotate with an overlap, disable, revoke after a confirmation. */
 export function KeysPage({ session }: { readonly session: Session }) {
   const keys = useLoad(() => call<List<Key>>(adminUrl('keys')), []);
+  // The groups a models field offers (SPEC 21).
+  const groups = useLoad(() => call<ModelsTable>(adminUrl('models')), []).data?.groups;
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
   const [editing, setEditing] = useState<Editing>(null);
   const [failure, setFailure] = useState<string | null>(null);
@@ -141,8 +151,8 @@ export function KeysPage({ session }: { readonly session: Session }) {
   return (
     <>
       {secret !== null && <SecretBox title={secret.title} secret={secret.value} onDismiss={() => setSecret(null)} />}
-      {canWrite && <CreateKey session={session} onCreated={(created) => (setSecret({ title: `Key ${created.id} created`, value: created.key }), keys.reload())} />}
-      {editing?.what === 'edit' && <EditKey keyRecord={editing.key} onDone={(changed) => (setEditing(null), changed && keys.reload())} />}
+      {canWrite && <CreateKey session={session} groups={groups} onCreated={(created) => (setSecret({ title: `Key ${created.id} created`, value: created.key }), keys.reload())} />}
+      {editing?.what === 'edit' && <EditKey keyRecord={editing.key} groups={groups} onDone={(changed) => (setEditing(null), changed && keys.reload())} />}
       {editing?.what === 'rotate' && <RotateKey keyRecord={editing.key} onCancel={() => setEditing(null)} onRotated={(rotated) => (setEditing(null), setSecret({ title: `Key ${rotated.id} rotated`, value: rotated.key }), keys.reload())} />}
       {editing?.what === 'revoke' && (
         <Confirm title={`Revoke ${editing.key.id}?`} confirmLabel="Revoke key" onCancel={() => setEditing(null)} onConfirm={() => (act(call(keyUrl(editing.key), { method: 'DELETE' })), setEditing(null))}>
@@ -163,6 +173,7 @@ export function KeysPage({ session }: { readonly session: Session }) {
           { label: 'Limits', cell: (key) => limitsInWords(key.limits) },
           { label: 'Expires', cell: (key) => formatTime(key.expiresAt) },
           { label: 'Status', cell: (key) => (key.disabled ? 'Disabled' : 'Active') },
+          { label: 'Models', cell: (key) => modelsInWords(key.models, 'its team\'s') },
           ...(canWrite ? [{ label: 'Actions', cell: actions }] : []),
         ]}
       />

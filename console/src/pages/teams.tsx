@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
-import { adminUrl, ApiError, call, type Key, type List, type Session, type Team, type UsageRow } from '../api.js';
+import { adminUrl, ApiError, call, type Key, type List, type ModelsTable, type Session, type Team, type UsageRow } from '../api.js';
 import { formatCost, formatCount, thisMonth } from '../ui/format.js';
 import { LimitFields, limitInputs, limitsInWords, NAME_PATTERN, NAME_RULE, parseLimits, type LimitInputs } from '../ui/limits.js';
 import { useLoad } from '../ui/load.js';
+import { ModelsField, modelsInWords, modelsText, parseModels } from '../ui/models.js';
 import { submitted } from '../ui/submit.js';
 import { Budget, DataTable, FormError, Input, LoadError, Panel, type FieldErrors } from '../ui/widgets.js';
 import { hrefOf } from '../routes.js';
@@ -18,6 +19,8 @@ function Budgets({ team }: { readonly team: Team }) {
 }
 
 function CreateTeam({ onCreated }: { readonly onCreated: () => void }) {
+  const groups = useLoad(() => call<ModelsTable>(adminUrl('models')), []).data?.groups;
+  const [models, setModels] = useState('');
   const [id, setId] = useState('');
   const [description, setDescription] = useState('');
   const [limits, setLimits] = useState<LimitInputs>(limitInputs());
@@ -25,11 +28,12 @@ function CreateTeam({ onCreated }: { readonly onCreated: () => void }) {
   const create = async (event: Event): Promise<void> => {
     event.preventDefault();
     const check = (): FieldErrors => ({ ...parseLimits(limits).errors, ...(NAME_PATTERN.test(id) ? {} : { id: `Enter a team name: ${NAME_RULE}.` }) });
-    const body = { id, limits: parseLimits(limits).limits, ...(description.trim() === '' ? {} : { description: description.trim() }) };
-    const created = await submitted(['id', 'description', 'rpm', 'tpm', 'costPerDay', 'costPerMonth'], check, () => call<Team>(adminUrl('teams'), { method: 'POST', body }), setErrors);
+    const body = { id, limits: parseLimits(limits).limits, models: parseModels(models), ...(description.trim() === '' ? {} : { description: description.trim() }) };
+    const created = await submitted(['id', 'description', 'models', 'rpm', 'tpm', 'costPerDay', 'costPerMonth'], check, () => call<Team>(adminUrl('teams'), { method: 'POST', body }), setErrors);
     if (created !== null) {
       setId('');
       setDescription('');
+      setModels('');
       setLimits(limitInputs());
       onCreated();
     }
@@ -39,6 +43,7 @@ function CreateTeam({ onCreated }: { readonly onCreated: () => void }) {
       <form onSubmit={create} noValidate aria-label="Create a team" class="grid-form">
         <Input label="Team name" name="id" value={id} onInput={setId} errors={errors} required />
         <Input label="Description" name="description" value={description} onInput={setDescription} errors={errors} />
+        <ModelsField value={models} onInput={setModels} errors={errors} groups={groups} />
         <LimitFields inputs={limits} onChange={setLimits} errors={errors} />
         <FormError errors={errors} />
         <div class="actions">
@@ -49,8 +54,29 @@ function CreateTeam({ onCreated }: { readonly onCreated: () => void }) {
   );
 }
 
+/** An admin's change to a team's models (SPEC 21); a config team is read-only. */
+function EditTeamModels({ team, onSaved }: { readonly team: Team; readonly onSaved: () => void }) {
+  const groups = useLoad(() => call<ModelsTable>(adminUrl('models')), []).data?.groups;
+  const [models, setModels] = useState(modelsText(team.models));
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const save = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    const body = { models: parseModels(models) };
+    if ((await submitted(['models'], () => ({}), () => call<Team>(adminUrl(`teams/${encodeURIComponent(team.id)}`), { method: 'PATCH', body }), setErrors)) !== null) onSaved();
+  };
+  return (
+    <form onSubmit={save} noValidate aria-label={`Models of ${team.id}`} class="grid-form">
+      <ModelsField value={models} onInput={setModels} errors={errors} groups={groups} />
+      <FormError errors={errors} />
+      <div class="actions">
+        <button type="submit">Save models</button>
+      </div>
+    </form>
+  );
+}
+
 /** One team: its budgets, its projects with this month's usage, its keys. */
-function TeamDetail({ id }: { readonly id: string }) {
+function TeamDetail({ id, isAdmin }: { readonly id: string; readonly isAdmin: boolean }) {
   const range = thisMonth();
   const team = useLoad(() => call<Team>(adminUrl(`teams/${encodeURIComponent(id)}`)), [id]);
   const keys = useLoad(() => call<List<Key>>(adminUrl('keys', { team: id })), [id]);
@@ -66,6 +92,8 @@ function TeamDetail({ id }: { readonly id: string }) {
         <Panel title={`Team ${team.data.id}`}>
           <p>{team.data.description ?? 'No description.'} {team.data.disabled && <strong>Disabled.</strong>}</p>
           <p>Limits: {limitsInWords(team.data.limits)}</p>
+          <p>Models: {modelsInWords(team.data.models, 'the default')}</p>
+          {isAdmin && team.data.source === 'api' && <EditTeamModels team={team.data} onSaved={team.reload} />}
           <Budgets team={team.data} />
         </Panel>
       )}
@@ -99,8 +127,8 @@ function TeamDetail({ id }: { readonly id: string }) {
 export function TeamsPage({ session, teamId }: { readonly session: Session; readonly teamId: string | null }) {
   const teams = useLoad(() => call<List<Team>>(adminUrl('teams')), []);
   const [failure, setFailure] = useState<string | null>(null);
-  if (teamId !== null) return <TeamDetail id={teamId} />;
   const isAdmin = session.role === 'admin';
+  if (teamId !== null) return <TeamDetail id={teamId} isAdmin={isAdmin} />;
   const toggle = (team: Team): void => {
     setFailure(null);
     call(adminUrl(`teams/${encodeURIComponent(team.id)}`), { method: 'PATCH', body: { disabled: !team.disabled } }).then(
@@ -123,6 +151,7 @@ export function TeamsPage({ session, teamId }: { readonly session: Session; read
           { label: 'Budgets', cell: (team) => <Budgets team={team} /> },
           { label: 'This month', cell: (team) => `${formatCount(team.spend.month.requests)} ${team.spend.month.requests === 1 ? 'request' : 'requests'} · ${formatCost(team.spend.month.cost)}` },
           { label: 'Status', cell: (team) => (team.disabled ? 'Disabled' : 'Active') },
+          { label: 'Models', cell: (team) => modelsInWords(team.models, 'the default') },
           ...(isAdmin
             ? [{ label: 'Actions', cell: (team: Team) => (team.source === 'config' ? <span class="muted">from the config file</span> : <button type="button" class="small" aria-label={`${team.disabled ? 'Enable' : 'Disable'} team ${team.id}`} onClick={() => toggle(team)}>{team.disabled ? 'Enable' : 'Disable'}</button>) }]
             : []),

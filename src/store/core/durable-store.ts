@@ -22,6 +22,8 @@ export interface ApiKeyRecord {
   projects: string[];
   defaultProject: string;
   limits: Record<string, number>;
+  /** Its model patterns (SPEC 21); null: none of its own. */
+  models?: string[] | null;
   description: string | null;
   createdAt: string;
   expiresAt: string | null;
@@ -30,7 +32,7 @@ export interface ApiKeyRecord {
 }
 
 /** What an admin may change on a key. */
-export type KeyPatch = Partial<Pick<ApiKeyRecord, 'projects' | 'defaultProject' | 'limits' | 'description' | 'expiresAt' | 'disabled'>>;
+export type KeyPatch = Partial<Pick<ApiKeyRecord, 'projects' | 'defaultProject' | 'limits' | 'models' | 'description' | 'expiresAt' | 'disabled'>>;
 
 /** A secret's SHA-256 hex digest; `validUntil` null is the current secret, else a rotated one still in its overlap. */
 export interface KeySecret {
@@ -72,11 +74,13 @@ export interface TeamRecord {
   id: string;
   description: string | null;
   limits: Record<string, number>;
+  /** Its model patterns (SPEC 21); null: none of its own. */
+  models?: string[] | null;
   disabled: boolean;
   createdAt: string;
 }
 
-export type TeamPatch = Partial<Pick<TeamRecord, 'description' | 'limits' | 'disabled'>>;
+export type TeamPatch = Partial<Pick<TeamRecord, 'description' | 'limits' | 'models' | 'disabled'>>;
 
 /** What deleting a team did: `in_use` while a live key still names it (SPEC 16: 409 team_in_use). */
 export type TeamDeletion = 'deleted' | 'not_found' | 'in_use';

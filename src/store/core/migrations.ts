@@ -258,6 +258,15 @@ async function addLedgerDaily(db: Kysely<Database>, c: ColumnTypes): Promise<voi
     from ledger group by ${day}, team, project, key_id, model, method, route`.execute(db);
 }
 
+/**
+ * Version 7 (SPEC 21): a key's and a team's own model patterns (JSON list; null: none of their
+ * own). Only adds nullable columns, so it applies in any order with other branches' steps.
+ */
+async function addModelLists(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema.alterTable('api_keys').addColumn('models', c.json).execute();
+  await db.schema.alterTable('teams').addColumn('models', c.json).execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -293,6 +302,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     description: 'console sessions; the ledger summed per day',
     up: addConsoleSessions,
+  },
+  {
+    version: 7,
+    description: 'model patterns of keys and teams',
+    up: addModelLists,
   },
 ];
 

@@ -30,6 +30,7 @@ export function keyRecordFrom(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     projects: fromJson<string[]>(row.projects),
     defaultProject: row.default_project,
     limits: fromJson<Record<string, number>>(row.limits),
+    models: row.models === null ? null : fromJson<string[]>(row.models),
     description: row.description,
     createdAt: isoInstant(row.created_at),
     expiresAt: isoOrNull(row.expires_at),
@@ -89,6 +90,7 @@ export function teamRecordFrom(row: Selectable<TeamsTable>): TeamRecord {
     id: row.id,
     description: row.description,
     limits: fromJson<Record<string, number>>(row.limits),
+    models: row.models === null ? null : fromJson<string[]>(row.models),
     disabled: Boolean(row.disabled),
     createdAt: isoInstant(row.created_at),
   };

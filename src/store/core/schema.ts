@@ -27,6 +27,8 @@ export interface ApiKeysTable {
   projects: Json;
   default_project: string;
   limits: Json;
+  /** Version 7 (SPEC 21): the key's model patterns, null for none of its own. */
+  models: Json | null;
   description: string | null;
   created_at: Timestamp;
   expires_at: NullableTimestamp;
@@ -65,6 +67,8 @@ export interface TeamsTable {
   id: string;
   description: string | null;
   limits: Json;
+  /** Version 7 (SPEC 21): the team's model patterns, null for none of its own. */
+  models: Json | null;
   disabled: Flag;
   created_at: Timestamp;
 }

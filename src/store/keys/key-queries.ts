@@ -16,6 +16,7 @@ export async function insertKey(trx: Kysely<Database>, dialect: SqlDialect, reco
       projects: JSON.stringify(record.projects),
       default_project: record.defaultProject,
       limits: JSON.stringify(record.limits),
+      models: record.models === null || record.models === undefined ? null : JSON.stringify(record.models),
       description: record.description,
       created_at: isoInstant(record.createdAt),
       expires_at: isoOrNull(record.expiresAt),
@@ -61,6 +62,7 @@ export async function patchKey(trx: Kysely<Database>, dialect: SqlDialect, id: s
   if (patch.projects !== undefined) set.projects = JSON.stringify(patch.projects);
   if (patch.defaultProject !== undefined) set.default_project = patch.defaultProject;
   if (patch.limits !== undefined) set.limits = JSON.stringify(patch.limits);
+  if (patch.models !== undefined) set.models = patch.models === null ? null : JSON.stringify(patch.models);
   if (patch.description !== undefined) set.description = patch.description;
   if (patch.expiresAt !== undefined) set.expires_at = isoOrNull(patch.expiresAt);
   if (patch.disabled !== undefined) set.disabled = dialect.flag(patch.disabled);

@@ -12,6 +12,7 @@ export async function insertTeam(trx: Kysely<Database>, dialect: SqlDialect, rec
       id: record.id,
       description: record.description,
       limits: JSON.stringify(record.limits),
+      models: record.models === null || record.models === undefined ? null : JSON.stringify(record.models),
       disabled: dialect.flag(record.disabled),
       created_at: isoInstant(record.createdAt),
     })
@@ -36,6 +37,7 @@ export async function patchTeam(trx: Kysely<Database>, dialect: SqlDialect, id: 
   const set: Updateable<TeamsTable> = {};
   if (patch.description !== undefined) set.description = patch.description;
   if (patch.limits !== undefined) set.limits = JSON.stringify(patch.limits);
+  if (patch.models !== undefined) set.models = patch.models === null ? null : JSON.stringify(patch.models);
   if (patch.disabled !== undefined) set.disabled = dialect.flag(patch.disabled);
   if (Object.keys(set).length === 0) return selectTeam(trx, id);
   const row = await trx.updateTable('teams').set(set).where('id', '=', id).returningAll().executeTakeFirst();

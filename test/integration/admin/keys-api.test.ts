@@ -39,6 +39,7 @@ describe('keys through the admin API', () => {
       projects: ['rl', 'eval'],
       defaultProject: 'rl',
       limits: { rpm: 100 },
+      models: null,
       description: 'notebook',
       createdAt: expect.stringMatching(ISO),
       expiresAt: null,
@@ -172,7 +173,7 @@ describe('keys through the admin API', () => {
   });
 
   it.each([
-    [{}, 'body', 'body: name at least one field to change: projects, defaultProject, limits, expiresAt, description, disabled'],
+    [{}, 'body', 'body: name at least one field to change: projects, defaultProject, limits, models, expiresAt, description, disabled'],
     [{ team: 'team-b' }, 'team', 'body: unknown field(s) "team"'],
     [{ team: 'team-b', description: 'moved' }, 'team', 'body: unknown field(s) "team"'],
     [{ id: 'key-0000000000000000' }, 'id', 'body: unknown field(s) "id"'],

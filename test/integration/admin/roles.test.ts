@@ -40,6 +40,7 @@ const CASES: ReadonlyArray<{ route: string; url: string; body?: object; admin: n
   { route: 'GET /admin/resources', url: '/admin/resources', admin: 200, viewer: 200, 'team-admin': 200 },
   { route: 'PUT /admin/resources/:kind/:id', url: '/admin/resources/model/m1', body: { team: 'team-b', project: 'p' }, admin: 200, viewer: 403, 'team-admin': 403 },
   { route: 'DELETE /admin/resources/:kind/:id', url: '/admin/resources/model/m1', admin: 204, viewer: 403, 'team-admin': 403 },
+  { route: 'GET /admin/models', url: '/admin/models', admin: 200, viewer: 200, 'team-admin': 200 },
   { route: 'GET /admin/overview', url: '/admin/overview', admin: 200, viewer: 200, 'team-admin': 200 },
   { route: 'GET /admin/config', url: '/admin/config', admin: 200, viewer: 200, 'team-admin': 403 },
   { route: 'POST /admin/config/reload', url: '/admin/config/reload', admin: 400, viewer: 403, 'team-admin': 403 },

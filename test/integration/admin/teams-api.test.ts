@@ -55,6 +55,7 @@ describe('/admin/teams', () => {
         id: 'search',
         description: 'Search',
         limits: { rpm: 30, costPerMonth: 2000 },
+        models: null,
         disabled: false,
         createdAt: null,
         source: 'config',
@@ -86,6 +87,7 @@ describe('/admin/teams', () => {
       id: 'ml-infra',
       description: 'ML',
       limits: { tpm: 1000 },
+      models: null,
       disabled: false,
       createdAt: expect.stringMatching(ISO),
       source: 'api',
@@ -129,7 +131,7 @@ describe('/admin/teams', () => {
     const empty = await request(stack.gw.url).patch('/admin/teams/team-a').set(admin).send({});
     expect([empty.status, empty.body.error]).toEqual([
       400,
-      { message: 'body: name at least one field to change: limits, description, disabled', type: 'invalid_request_error', param: 'body', code: 'invalid_request' },
+      { message: 'body: name at least one field to change: limits, models, description, disabled', type: 'invalid_request_error', param: 'body', code: 'invalid_request' },
     ]);
     expect((await request(stack.gw.url).get('/admin/teams').set(admin)).body.object).toBe('list');
     const query = await request(stack.gw.url).get('/admin/teams?team=team-a').set(admin);

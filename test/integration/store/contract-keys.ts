@@ -65,6 +65,14 @@ export function describeKeyContract({ store }: ContractContext): void {
       expect(await store().updateKey('key-1', {})).toBeUndefined();
     });
 
+    it('stores a key\'s model patterns (SPEC 21), and null again for none of its own', async () => {
+      await store().createKey(keyRecord({ models: ['@base', 'OpenPipe/*'] }), digest('m1'));
+      expect((await store().getKey('key-1'))?.models).toEqual(['@base', 'OpenPipe/*']);
+      expect((await store().updateKey('key-1', { models: [] }))?.models).toEqual([]);
+      expect((await store().updateKey('key-1', { models: null }))?.models).toBeNull();
+      expect((await store().loadKey('key-1'))?.record.models).toBeNull();
+    });
+
     it('keeps the previous secret through the rotation overlap, then only the current one', async () => {
       await store().createKey(keyRecord(), digest('s1'));
       const until = new Date(Date.now() + 3_600_000).toISOString();

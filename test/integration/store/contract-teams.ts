@@ -7,6 +7,7 @@ const team = (overrides: Partial<TeamRecord> = {}): TeamRecord => ({
   id: 'team-a',
   description: 'Search',
   limits: { rpm: 30, costPerMonth: 2000 },
+  models: null,
   disabled: false,
   createdAt: '2025-03-01T10:00:00.000Z',
   ...overrides,
@@ -27,6 +28,13 @@ const adminKey = (overrides: Partial<AdminKeyRecord> = {}): AdminKeyRecord => ({
 /** SPEC 16: team records and runtime admin keys, the same on both databases. */
 export function describeTeamContract({ store }: ContractContext): void {
   describe('teams', () => {
+    it('stores a team\'s model patterns (SPEC 21), and null again for none of its own', async () => {
+      await store().createTeam(team({ models: ['@base'] }));
+      expect((await store().getTeam('team-a'))?.models).toEqual(['@base']);
+      expect((await store().updateTeam('team-a', { models: null }))?.models).toBeNull();
+      expect((await store().updateTeam('team-a', { models: ['x/*'] }))?.models).toEqual(['x/*']);
+    });
+
     it('creates, reads, lists, patches and announces teams; a taken id is refused', async () => {
       const changes = new ChangeRecorder(store());
       expect(await store().createTeam(team())).toEqual(team());

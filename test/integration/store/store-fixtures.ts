@@ -10,6 +10,7 @@ export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     projects: ['default', 'prod'],
     defaultProject: 'default',
     limits: { rpm: 60, costPerDay: 2.5 },
+    models: null,
     description: 'ci bot',
     createdAt: '2025-03-01T10:00:00.000Z',
     expiresAt: null,

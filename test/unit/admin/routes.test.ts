@@ -31,6 +31,7 @@ describe('ADMIN_ROUTES', () => {
       ['/admin/audit', 'GET'],
       ['/admin/resources', 'GET'],
       ['/admin/resources/:kind/:id', 'PUT, DELETE'],
+      ['/admin/models', 'GET'],
       ['/admin/overview', 'GET'],
       ['/admin/config', 'GET'],
       ['/admin/config/reload', 'POST'],
@@ -65,6 +66,7 @@ describe('ADMIN_ROUTES', () => {
       ['GET /admin/resources', 'all', 'all', 'own-team'],
       ['PUT /admin/resources/:kind/:id', 'all', 'none', 'none'],
       ['DELETE /admin/resources/:kind/:id', 'all', 'none', 'none'],
+      ['GET /admin/models', 'all', 'all', 'own-team'],
       ['GET /admin/overview', 'all', 'all', 'own-team'],
       // The running configuration is not team data; a viewer reads every GET (SPEC 16).
       ['GET /admin/config', 'all', 'all', 'none'],

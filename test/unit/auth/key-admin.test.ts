@@ -50,6 +50,7 @@ describe('KeyAdmin on SQLite', () => {
       projects: ['rl', 'eval'],
       defaultProject: 'rl',
       limits: { rpm: 7 },
+      models: null,
       description: 'ci',
       createdAt: created.createdAt,
       expiresAt: '2030-01-01T00:00:00.000Z',
@@ -58,7 +59,7 @@ describe('KeyAdmin on SQLite', () => {
     };
     expect(created).toEqual({ ...stored, key: created.key });
     expect(created.id).toMatch(/^key-[0-9a-f]{16}$/);
-    const teamB = { id: 'team-b-bot', team: 'team-b', projects: ['rl'], defaultProject: 'rl', limits: { rpm: 5 }, description: null, createdAt: null, expiresAt: null, disabled: false, source: 'config' };
+    const teamB = { id: 'team-b-bot', team: 'team-b', projects: ['rl'], defaultProject: 'rl', limits: { rpm: 5 }, models: null, description: null, createdAt: null, expiresAt: null, disabled: false, source: 'config' };
     expect(admin.list('team-b')).toEqual([teamB, stored]);
     expect(admin.list().map((k) => k.id)).toEqual(['team-a-bot', 'team-b-bot', created.id]);
     expect(admin.list('team-c')).toEqual([]);

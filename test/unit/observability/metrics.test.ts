@@ -22,6 +22,7 @@ const SPEC_METRICS: [string, 'counter' | 'histogram' | 'gauge', string[]][] = [
   ['tollgate_cost_total', 'counter', ['team', 'project', 'model']],
   ['tollgate_config_reloads_total', 'counter', ['result']],
   ['tollgate_ownership_denials_total', 'counter', ['kind']],
+  ['tollgate_model_denials_total', 'counter', ['scope']],
   ['tollgate_database_errors_total', 'counter', []],
   ['tollgate_usage_rows_dropped_total', 'counter', []],
   // SPEC 18 (tracing):

@@ -1,0 +1,67 @@
+/** Models are governed (SPEC 21): who may use which model, and what each caller's /v1/models lists. */
+import { ConfigError, type Config } from '../config/index.js';
+import { ModelAccess, type ArtifactOwners, type TeamModelLists } from './access.js';
+import { httpListFetcher, ModelCatalog } from './catalog.js';
+import { ModelListing, type TrainedModels } from './listing.js';
+import { modelListProblem, ModelRules } from './rules.js';
+
+export { ModelAccess, MODEL_DENIAL_SCOPES, type ModelCaller, type ModelDenialScope, type TeamModelLists, type ArtifactOwners } from './access.js';
+export { ModelCatalog, httpListFetcher, type ModelObject, type ListFetcher } from './catalog.js';
+export { ModelListing, type TrainedModels } from './listing.js';
+export { ModelList, patternCovers } from './patterns.js';
+export { ModelRules, modelListProblem } from './rules.js';
+
+/** Every list of the configuration checked with its key path: the one-line start-up / reload refusal. */
+export function checkModelLists(config: Pick<Config, 'models' | 'teams' | 'auth'>): void {
+  const { groups } = config.models;
+  const lists: Array<[unknown, string]> = [
+    ...Object.entries(groups).map(([name, list]): [unknown, string] => [list, `models.groups.${name}`]),
+    [config.models.default, 'models.default'],
+    ...config.teams.records.map((team, i): [unknown, string] => [team.models, `teams[${i}].models`]),
+    ...config.auth.keys.map((key, i): [unknown, string] => [key.models, `auth.keys[${i}].models`]),
+    [config.auth.jwt?.models, 'auth.jwt.models'],
+  ];
+  for (const [list, path] of lists) {
+    if (list === null || list === undefined) continue;
+    const problem = modelListProblem(list, groups, path);
+    if (problem !== undefined) throw new ConfigError(problem);
+  }
+  for (const [name, list] of Object.entries(groups)) {
+    const nested = list.findIndex((p) => p.startsWith('@'));
+    if (nested !== -1) throw new ConfigError(`models.groups.${name}[${nested}]: a group holds patterns, not other groups`);
+  }
+}
+
+export interface ModelsDeps {
+  readonly teams: TeamModelLists;
+  readonly owners: ArtifactOwners & TrainedModels;
+  readonly onRefreshError: (err: unknown) => void;
+  /** Ownership is on for this configuration (SPEC 13). */
+  readonly ownershipOn: boolean;
+}
+
+/** What one configuration builds for models: the rule, and the listing with its cached host list. */
+export interface Models {
+  readonly access: ModelAccess;
+  readonly listing: ModelListing;
+  readonly catalog: ModelCatalog;
+}
+
+/** The catalog's settings: a reload that keeps them keeps the cached list. */
+export const catalogSettings = (config: Pick<Config, 'models' | 'upstreams'>): string => JSON.stringify([config.models.listCacheMs, config.upstreams.inference]);
+
+/** Builds (and checks) the models part of a configuration; `previous` lends its catalog when the host did not change. */
+export function createModels(config: Config, deps: ModelsDeps, previous?: { models: Models; config: Config }): Models {
+  checkModelLists(config);
+  const access = new ModelAccess(new ModelRules(config.models), deps.teams, deps.owners, deps.ownershipOn);
+  const catalog =
+    previous && catalogSettings(previous.config) === catalogSettings(config) ? previous.models.catalog : newCatalog(config, deps.onRefreshError);
+  return { access, catalog, listing: new ModelListing(access, catalog, deps.owners) };
+}
+
+function newCatalog(config: Config, onRefreshError: (err: unknown) => void): ModelCatalog {
+  const inference = config.upstreams.inference;
+  const url = inference.url ?? inference.targets![0]!.url;
+  const bearer = inference.auth === 'passthrough' ? undefined : inference.auth.bearer;
+  return new ModelCatalog(httpListFetcher(url, bearer, inference.timeoutMs), config.models.listCacheMs, onRefreshError);
+}
