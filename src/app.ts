@@ -185,7 +185,7 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
     handle: durable.handle,
     ledger,
     keys: new KeyAdmin(durable.handle, runtimeKeys, durable.keySync, () => live.current.config.auth.keys),
-    teams: new TeamAdmin(durable.handle, teams, durable.teamSync, limiter),
+    teams: new TeamAdmin(durable.handle, teams, durable.teamSync, limiter, () => live.current.config.auth.keys),
     adminKeys: new AdminKeyAdmin(durable.handle, durable.runtimeAdmins, durable.adminKeySync, () => live.current.config.auth.admin.keys),
     ownership,
     trail: durable.trail,
