@@ -236,7 +236,7 @@ function operationsAppOf(initial: Config, services: Services & { teams: TeamDire
     handle: durable.handle,
     ledger: services.ledger,
     keys: new KeyAdmin(durable.handle, runtimeKeys, durable.keySync, () => live.current.config.auth.keys),
-    teams: new TeamAdmin(durable.handle, teams, durable.teamSync, limiter),
+    teams: new TeamAdmin(durable.handle, teams, durable.teamSync, limiter, () => live.current.config.auth.keys),
     adminKeys: new AdminKeyAdmin(durable.handle, durable.runtimeAdmins, durable.adminKeySync, () => live.current.config.auth.admin.keys),
     ownership: services.ownership,
     trail: durable.trail,

@@ -184,6 +184,11 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
     next();
   }) satisfies RequestHandler);
   mountProbes(app, deps);
+  // Admin answers hold keys (shown once), sessions' CSRF tokens and every team's usage: no cache keeps them.
+  app.use(SESSION_PATH.slice(0, '/admin'.length), ((_req, res, next) => {
+    res.setHeader('cache-control', 'no-store');
+    next();
+  }) satisfies RequestHandler);
   const sessions = new ConsoleSessions(deps.handle, deps.adminKeys);
   const sessionMethods = ['POST', 'GET', 'DELETE'];
   mountSessionRoutes(

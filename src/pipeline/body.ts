@@ -63,7 +63,7 @@ export function bodyReaderFor(route: RouteSpec, settings: BodySettings, inspecte
  * no body holds up the other requests.
  */
 async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Promise<PreparedBody> {
-  const { bytes: raw, release } = await readBody(req, { limit: settings.bodyLimit, idleMs: settings.idleMs, budget: settings.budget });
+  const { bytes: raw, release } = await readBody(req, { limit: settings.bodyLimit, idleMs: settings.idleMs, budget: settings.budget, sharedAbove: settings.checker.inlineMaxBytes });
   let check;
   try {
     check = settings.checker.check(raw, req.headers['content-type']);

@@ -26,6 +26,11 @@ export interface ReadLimits {
   readonly limit: number;
   readonly idleMs: number;
   readonly budget: BufferBudget;
+  /**
+   * Bodies larger than this are read into shared memory, chunk by chunk as they arrive: no
+   * 10 MB copy holds up the loop at the end, and a worker reads them without a copy of its own.
+   */
+  readonly sharedAbove?: number;
 }
 
 /** A body read whole, and the share of the memory budget it holds until release(). */
@@ -37,7 +42,9 @@ export interface BufferedRequest {
 
 /** One body being read: its chunks, its share of the memory budget, and the listeners that feed it. */
 class BodyReader {
-  private readonly chunks: Buffer[] = [];
+  private chunks: Buffer[] = [];
+  /** A large body's shared memory, filled as chunks arrive (see ReadLimits.sharedAbove). */
+  private shared: Buffer | undefined;
   private received = 0;
   /** Bytes taken from the budget so far, given back on failure or by release(). */
   private taken = 0;
@@ -59,14 +66,18 @@ class BodyReader {
     private readonly budget: BufferBudget,
     private readonly resolve: (body: BufferedRequest) => void,
     private readonly reject: (error: Error) => void,
+    private readonly declared: number | undefined,
+    private readonly sharedAbove: number,
   ) {
     this.idle = setTimeout(() => this.fail(bodyStalled(idleMs)), idleMs);
+    if (declared !== undefined && declared > sharedAbove) this.shareFrom([]);
     req.on('data', this.onData);
     req.on('end', this.onEnd);
     req.on('error', this.onError);
   }
 
   private add(chunk: Buffer): void {
+    const at = this.received;
     this.received += chunk.length;
     if (this.received > this.limit) return this.fail(tooLarge(this.limit));
     try {
@@ -75,14 +86,39 @@ class BodyReader {
       return this.fail(err as Error);
     }
     this.taken += chunk.length;
-    this.chunks.push(chunk);
+    if (this.shared !== undefined && this.received <= this.shared.length) {
+      chunk.copy(this.shared, at);
+    } else {
+      this.chunks.push(chunk);
+      if (this.shared === undefined && this.received > this.sharedAbove) this.shareFrom(this.chunks);
+    }
     this.idle.refresh();
+  }
+
+  /**
+   * From here on, chunks are copied into shared memory as they arrive, so no large copy ever
+   * holds up the loop. Its pages are zeroed lazily: the declared length, or the limit of a
+   * chunked body, costs only what is written.
+   */
+  private shareFrom(held: Buffer[]): void {
+    const shared = Buffer.from(new SharedArrayBuffer(this.declared ?? this.limit));
+    let at = 0;
+    for (const chunk of held) at += chunk.copy(shared, at);
+    this.shared = shared;
+    this.chunks = [];
   }
 
   private succeed(): void {
     this.stopListening();
-    const { chunks, received } = this;
-    this.resolve({ bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received), release: this.give });
+    this.resolve({ bytes: this.bytes(), release: this.give });
+  }
+
+  private bytes(): Buffer {
+    const { chunks, received, shared } = this;
+    // Node's parser delivers no more than a declared length: `chunks` is then empty.
+    if (shared !== undefined && chunks.length === 0) return received === shared.length ? shared : shared.subarray(0, received);
+    if (shared !== undefined) chunks.unshift(shared);
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
   }
 
   private fail(error: Error): void {
@@ -105,12 +141,12 @@ class BodyReader {
  * they are forwarded). Rejects with 413 as soon as the declared or received size passes it, with
  * 408 when no byte arrives for `idleMs`, and with 503 when the budget of buffered bytes is spent.
  */
-export function readBody(req: IncomingMessage, { limit, idleMs, budget }: ReadLimits): Promise<BufferedRequest> {
+export function readBody(req: IncomingMessage, { limit, idleMs, budget, sharedAbove = Infinity }: ReadLimits): Promise<BufferedRequest> {
   const declared = declaredLength(req);
   if (declared !== undefined && declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
     // Lives on in req's listeners and its idle timer until it settles the promise.
-    new BodyReader(req, limit, idleMs, budget, resolve, reject);
+    new BodyReader(req, limit, idleMs, budget, resolve, reject, declared, sharedAbove);
   });
 }
 

@@ -230,8 +230,9 @@ export function resolveRoute(table: RouteTable, method: string, url: string): Ro
 
 /** Paths the gateway answers from its model list (`GET /v1/models/{id}`), never forwarded. */
 const MODEL_PATH_PREFIX = '/v1/models/';
-const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
-const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
+// `%25` (an encoded `%`) any number of times first: an upstream or a proxy that decodes twice reads `%252F` as `/`.
+const DOT_SEGMENT = /^(?:\.|%(?:25)*2e){1,2}$/i;
+const ENCODED_SEPARATOR = /%(?:25)*(?:2f|5c)/i;
 
 /**
  * Rejects paths that could address something other than what they appear to: `..`/`.` segments
@@ -253,9 +254,11 @@ export function assertSafePath(path: string): void {
   if (!decodes(path)) throw malformedPathEncoding();
 }
 
+const ENCODED_NUL = /%(?:25)*00/;
+
 /** A path with an encoded NUL names an id no database holding ids (PostgreSQL's text) can store: 400 on /v1 and /admin alike. */
 export function assertNoEncodedNul(path: string): void {
-  if (path.includes('%00')) throw unsafePath('an encoded NUL (%00)');
+  if (ENCODED_NUL.test(path)) throw unsafePath('an encoded NUL (%00)');
 }
 
 function decodes(path: string): boolean {

@@ -64,6 +64,8 @@ export class TeamAdmin {
     private readonly teams: TeamDirectory,
     private readonly sync: StoreMirror,
     private readonly limiter: Limiter,
+    /** The teams the config file's keys (auth.keys[].team) name now: keys too, so they hold their team (SPEC 16). */
+    private readonly configKeyTeams: () => readonly { readonly team: string }[],
   ) {}
 
   exists(id: string): boolean {
@@ -108,6 +110,7 @@ export class TeamAdmin {
 
   async delete(id: string): Promise<void> {
     this.refuseConfigTeam(id);
+    if (this.configKeyTeams().some((key) => key.team === id)) throw this.exists(id) ? errors.teamInUse(id) : teamNotFound(id);
     const result = await this.write(() => this.handle.require().deleteTeam(id));
     if (result === 'not_found') throw teamNotFound(id);
     if (result === 'in_use') throw errors.teamInUse(id);

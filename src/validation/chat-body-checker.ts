@@ -9,6 +9,8 @@ import { WorkerPool, WorkerPoolError } from './worker-pool.js';
 export interface ChatBodyChecker {
   /** Synchronous for ordinary bodies; a Promise only when the body went to a worker. */
   check(raw: Buffer, contentType: string | undefined): ChatBodyCheck | Promise<ChatBodyCheck>;
+  /** Bodies larger than this always go to a worker: read them into shared memory, which a worker reads without a copy. */
+  readonly inlineMaxBytes: number;
   /** Stops the workers; checks still in a worker are rejected. */
   close(): Promise<void>;
 }
@@ -65,8 +67,10 @@ export function createChatBodyChecker(options: ChatBodyCheckerOptions): ChatBody
   const pool = new WorkerPool<ChatWorkerTask, ChatWorkerReply>(spawn, workers);
 
   const checkInWorker = async (raw: Buffer, contentType: string | undefined): Promise<ChatBodyCheck> => {
-    // One copy, made when a worker takes the job, transferred to it; `raw` stays the caller's.
     const reply = await pool.run(() => {
+      // Shared memory (readBody's, for large bodies) is read in place: the worker only reads it.
+      if (raw.buffer instanceof SharedArrayBuffer) return { message: { bytes: raw, contentType }, transfer: [] };
+      // Else one copy, made when a worker takes the job, transferred to it; `raw` stays the caller's.
       // allocUnsafeSlow: an ArrayBuffer of its own (transferable), not zero-filled before the copy.
       const bytes = Buffer.allocUnsafeSlow(raw.length);
       raw.copy(bytes);
@@ -82,6 +86,7 @@ export function createChatBodyChecker(options: ChatBodyCheckerOptions): ChatBody
       if (raw.length > inlineMaxBytes || !isCheapToParse(raw, INLINE_BOUNDS.parse)) return checkInWorker(raw, contentType);
       return checkValidChatBodyNow(raw, contentType, settings) ?? checkInWorker(raw, contentType);
     },
+    inlineMaxBytes,
     close: () => pool.close(),
   };
 }

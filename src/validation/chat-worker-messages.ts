@@ -7,7 +7,7 @@ import type { ChatFacts } from './chat-facts.js';
  * bytes or the rendered 422 text come back.
  */
 
-/** A body to check: `bytes` is the worker's own copy, transferred. */
+/** A body to check: the worker's own copy, transferred, or the caller's shared memory, only read. */
 export interface ChatWorkerTask {
   readonly bytes: Uint8Array;
   readonly contentType: string | undefined;

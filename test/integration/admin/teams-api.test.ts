@@ -8,6 +8,7 @@ const admin = { authorization: bearer(KEYS.admin) };
 const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
 const SEARCH_KEY = 'tg-test-search-team-key-1111111111';
 const BUDGET_KEY = 'tg-test-budget-team-key-2222222222';
+const OPS_KEY = 'tg-test-ops-team-key-3333333333';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const NOTHING_SPENT = { day: { requests: 0, total_tokens: 0, cost: 0 }, month: { requests: 0, total_tokens: 0, cost: 0 } };
 
@@ -23,6 +24,7 @@ describe('/admin/teams', () => {
           ...KEY_ENTRIES,
           { id: 'search-bot', sha256: digest(SEARCH_KEY), team: 'search' },
           { id: 'budget-bot', sha256: digest(BUDGET_KEY), team: 'budget' },
+          { id: 'ops-bot', sha256: digest(OPS_KEY), team: 'ops' },
         ],
         admin: { keys: ADMIN_ENTRIES },
       },
@@ -119,6 +121,15 @@ describe('/admin/teams', () => {
     expect((await request(stack.gw.url).get('/v1/models').set('authorization', bearer(KEYS.teamA))).status).toBe(200);
     await request(stack.gw.url).patch('/admin/teams/team-b').set(admin).send({ disabled: false }).expect(200);
     expect((await request(stack.gw.url).get('/v1/models').set('authorization', bearer(KEYS.teamB))).status).toBe(200);
+  });
+
+  it('refuses to delete a team that a config key (auth.keys[].team) names: 409 team_in_use, the record kept', async () => {
+    await request(stack.gw.url).post('/admin/teams').set(admin).send({ id: 'ops', description: 'named by the config key ops-bot' }).expect(201);
+    const inUse = await request(stack.gw.url).delete('/admin/teams/ops').set(admin);
+    expect([inUse.status, inUse.body]).toEqual([409, error('team_in_use', 'Team "ops" still has keys; revoke them (or move them) first.', 'invalid_request_error', 'id')]);
+    const kept = await request(stack.gw.url).get('/admin/teams/ops').set(admin);
+    expect([kept.status, kept.body.id, kept.body.source]).toEqual([200, 'ops', 'api']);
+    expect((await request(stack.gw.url).get('/v1/models').set('authorization', bearer(OPS_KEY))).status).toBe(200);
   });
 
   it('validates team bodies like keys: the project-name rule, known limits', async () => {

@@ -121,6 +121,18 @@ describe('ChatBodyChecker: costly bodies are checked in a worker', () => {
     expect(forwarded(result)?.toString()).toBe(`{"model":"m","messages":[],"stream":true,"stream_options":{"x":1,"include_usage":true},"deep":${deep}}`);
   });
 
+  it('checks a body in shared memory in a worker, forwarding those very bytes', async () => {
+    const text = `{"model":"m","messages":[{"role":"user","content":"${'x'.repeat(200_000)}"}]}`;
+    const shared = Buffer.from(new SharedArrayBuffer(text.length));
+    shared.write(text);
+    const pending = onLoop.check(shared, 'application/json');
+    expect(pending).toBeInstanceOf(Promise);
+    const result = await pending;
+    expect(result).toMatchObject({ ok: true, facts: { model: 'm', usageForced: false } });
+    expect(forwarded(result) === shared).toBe(true);
+    expect(onLoop.inlineMaxBytes).toBe(128 * 1024);
+  });
+
   it('gives the same answers in a worker as on the event loop', async () => {
     const inWorker = checker({ inlineMaxBytes: 0 });
     const bodies = ['{"model":"m","messages":[],"stream":true}', '{"model":1}', '[1', '{"model":"m","messages":[NaN]}', '\ufeff{"a":1.0}'];
