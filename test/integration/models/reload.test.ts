@@ -51,7 +51,7 @@ describe('model lists on reload', () => {
     writeFileSync(path, yaml('["@nope"]'));
     const res = await reload();
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'invalid_config', message: 'teams[0].models[0]: unknown group "@nope" (known: @llama)' });
+    expect(res.body.error).toMatchObject({ code: 'invalid_config', message: `${path}: teams[0].models[0]: unknown group "@nope" (known: @llama)` });
     expect(await chat()).toBe(200);
   });
 });

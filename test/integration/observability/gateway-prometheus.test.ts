@@ -29,6 +29,8 @@ const chat = (spec: ChatSpec): TrafficRequest => chatRequest(CHAT, spec);
 const TIGHT_KEY = 'tg-test-team-b-tight-00112233445566';
 /** Has a limit, so its requests ask Redis: while Redis is down each one is a store error. */
 const METERED_KEY = 'tg-test-team-a-metered-998877665544';
+/** May use Qwen only (SPEC 21): a chat naming Llama is a model denial with scope key. */
+const NARROW_KEY = 'tg-test-team-b-narrow-55443322110099';
 const SERVICE_TIMEOUT_MS = 1000;
 
 const OVERRIDES = (redisUrl: string): Record<string, unknown> => ({
@@ -38,6 +40,7 @@ const OVERRIDES = (redisUrl: string): Record<string, unknown> => ({
       ...KEY_ENTRIES,
       { id: 'team-b-tight', sha256: digest(TIGHT_KEY), team: 'team-b', projects: ['*'], limits: { rpm: 1 } },
       { id: 'team-a-metered', sha256: digest(METERED_KEY), team: 'team-a', projects: ['*'], limits: { tpm: 1_000_000 } },
+      { id: 'team-b-narrow', sha256: digest(NARROW_KEY), team: 'team-b', projects: ['*'], models: [QWEN] },
     ],
   },
   // team-b/batch: the third request in a minute is a 429 with scope project.
@@ -95,6 +98,7 @@ async function sendRejectedTraffic(ledger: TrafficLedger): Promise<void> {
   await ledger.send(chat({ what: 'basic auth', ...rejected, expect: 401, headers: { authorization: 'Basic dXNlcjpwYXNz' } }));
   await ledger.send(chat({ what: 'unknown key', ...rejected, key: 'tg-not-a-configured-key-000000000', expect: 401 }));
   await ledger.send(chat({ what: 'forbidden project', ...teamAProd, usage: [1, 1], expect: 403, headers: { 'openai-project': 'team-a/research' } }));
+  await ledger.send(chat({ what: 'model the key may not use', ...teamB, key: NARROW_KEY, model: LLAMA, usage: [1, 1], expect: 404 }));
   for (const [i, body] of INVALID_BODIES.entries()) {
     await ledger.send({ what: `invalid body ${i}`, method: 'POST', path: CHAT, route: CHAT, expect: 422, key: KEYS.teamA, body });
   }
@@ -193,7 +197,7 @@ describe('the gateway scraped by a real Prometheus', () => {
       return out;
     };
     const count = (metric: string): Promise<Record<string, number>> => queryVector(prometheus, `sum by (route) (${metric}_count)`, ['route']);
-    expect(await count('tollgate_request_duration_seconds')).toEqual(perRoute([200, 401, 403, 422, 429, 502, 504]));
+    expect(await count('tollgate_request_duration_seconds')).toEqual(perRoute([200, 401, 403, 404, 422, 429, 502, 504]));
     expect(await count('tollgate_overhead_seconds')).toEqual(perRoute([200, 502, 504]));
     expect(await count('tollgate_upstream_ttfb_seconds')).toEqual(perRoute([200]));
   });
