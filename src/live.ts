@@ -72,7 +72,7 @@ export async function buildLive(config: Config, services: Services, previous?: L
       ? previous.chatChecker
       : createChatBodyChecker({ defaultCompletionTokens: config.rateLimits.defaultCompletionTokens, forceStreamUsage: config.metering.forceStreamUsage });
   const policy = ownershipPolicy(config);
-  const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics) : undefined;
+  const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics, services.logger) : undefined;
   const routes = routeTableOf(config, previous);
   if (ownership) for (const route of unguardedRoutes(config.routes)) services.logger.warn({ route }, `route ${route} is unguarded: ownership is on, and the gateway checks no resource on it`);
   const v1 = createV1Handler({ ...services, config, authenticator, upstreams, prices, chatChecker, ownership, routes });

@@ -80,6 +80,8 @@ export interface Metrics {
   /** A request refused because the resource (model or training job) is not the caller's team's. */
   /** `kind`: model, training_job or a kind a config route names (a bounded set: the configuration's). */
   recordOwnershipDenial(kind: string): void;
+  /** A 2xx creation whose answer had no id at its route's pointer: nothing was recorded (SPEC 23). */
+  recordOwnershipUnrecorded(kind: string): void;
   /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
   watchBufferedBytes(read: () => number): void;
   /** Reports the open client connections and their cap at every scrape. */
@@ -211,6 +213,9 @@ function refusalHandles(registry: Registry) {
       ['reason']),
     ownershipDenials: counter(registry, 'tollgate_ownership_denials_total',
       'Requests refused because the model or training job is not the caller team\'s (or is unknown, with ownership.unknown: deny), by kind.',
+      ['kind']),
+    ownershipUnrecorded: counter(registry, 'tollgate_ownership_unrecorded_total',
+      'Creations answered 2xx with no id at the route\'s pointer (creates: { id }): nothing recorded, so the caller\'s own resource is unknown to the gateway, by kind.',
       ['kind']),
   };
 }
@@ -467,6 +472,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordTraceSpansDropped: (count) => handles.traceSpansDropped.inc(count),
     recordConfigReload: (result) => handles.configReloads.inc({ result }),
     recordOwnershipDenial: (kind) => handles.ownershipDenials.inc({ kind }),
+    recordOwnershipUnrecorded: (kind) => handles.ownershipUnrecorded.inc({ kind }),
     watchBufferedBytes(read) {
       readers.bufferedBytes = read;
     },

@@ -1,6 +1,6 @@
 /** Training resources belong to their team (SPEC 13): who owns what, and the checks that keep it so. */
 export { ownershipPolicy, mayUse, type OwnershipPolicy } from './policy.js';
 export { OwnershipRegistry, type RegistryOptions } from './registry.js';
-export { OwnershipGuard } from './guard.js';
+export { OwnershipGuard, type AnsweredId, type AnswerOrigin } from './guard.js';
 export { ModelIdWatch, noModelIdWithin } from './model-id-watch.js';
 export { artifactOfModelName, artifactOfCreation } from './artifact.js';

@@ -40,7 +40,7 @@ describe('routes: (SPEC 20) at start-up', () => {
       {},
     );
     expect(config.routes.map(configRouteSpec)).toEqual([
-      { template: '/v1/training/runs', methods: ['POST'], upstream: 'service', body: 'stream', limited: true, metering: 'requests', ownership: { creates: 'run' } },
+      { template: '/v1/training/runs', methods: ['POST'], upstream: 'service', body: 'stream', limited: true, metering: 'requests', ownership: { creates: { kind: 'run', id: ['id'] } } },
       { template: '/v1/training/runs/{run_id}/*', methods: ['GET', 'PUT', 'POST', 'DELETE'], upstream: 'service', body: 'stream', limited: true, metering: 'requests', ownership: { checks: { param: 'run_id', kind: 'run' } } },
       { template: '/v1/training/capabilities', methods: ['GET'], upstream: 'service', body: 'stream', limited: true, metering: 'requests' },
     ]);
@@ -65,7 +65,7 @@ describe('routes: (SPEC 20) at start-up', () => {
       [route('path: /v1/a, methods: [GET], upstream: service, ownership: { checks: { param: run_id, kind: run } }'), 'routes[0].ownership.checks.param: "run_id" is not a {parameter} of /v1/a'],
       [route('path: /v1/a, methods: [POST], upstream: service, body: json, ownership: { checks-body: { field: run_id, kind: run } }'), 'routes[0].ownership.checks-body: reads the body as it streams: needs body: stream'],
       [route('path: /v1/a, methods: [POST], upstream: service, ownership: { creates: Run }'), 'routes[0].ownership.creates: must be a resource kind: a lowercase letter, then up to 62 of a-z 0-9 _'],
-      [route('path: /v1/a, methods: [POST], upstream: service, ownership: {}'), 'routes[0].ownership: name creates, checks or checks-body (or say unguarded)'],
+      [route('path: /v1/a, methods: [POST], upstream: service, ownership: {}'), 'routes[0].ownership: name creates, checks, checks-body or checks-response (or say unguarded)'],
       [route('path: /v1/a, methods: [GET], upstream: service, cache: true'), 'routes[0]: unknown key(s) "cache"'],
     ];
     for (const [routes, message] of cases) expect(verdict(routes)).toBe(`config: ${message}`);
