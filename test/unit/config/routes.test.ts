@@ -81,17 +81,26 @@ describe('routes: (SPEC 20) at start-up', () => {
     expect(verdict('  - { path: /v1/training/x, methods: [GET], upstream: service, ownership: unguarded }\n', SHARED)).toBe('ok');
   });
 
-  it('loads config/example.yaml with its /v1/training/* routes uncommented', () => {
+  it('loads config/example.yaml with the training-api preset included and its own example route uncommented', () => {
     const text = readFileSync('config/example.yaml', 'utf8');
     const uncommented = text.replace(/^# (routes:|  - |    )/gm, '$1');
     expect(uncommented).not.toBe(text);
-    const config = parseConfig(uncommented, {});
-    expect(config.routes.map((r) => r.path)).toEqual([
-      '/v1/training/capabilities',
-      '/v1/training/runs',
-      '/v1/training/runs/{run_id}/*',
-      '/v1/training/runs/{run_id}/*',
-      '/v1/training/operations/{operation_id}',
+    const config = parseConfig(uncommented, {}, 'config/example.yaml', 'config');
+    expect(config.routes.map((r) => `${r.methods.join(',')} ${r.path}`)).toEqual([
+      'GET /v1/training/capabilities',
+      'POST /v1/training/runs',
+      'POST /v1/training/runs:resolve',
+      'GET /v1/training/runs/{run_id}',
+      'POST /v1/training/runs/{run_id}:close',
+      'POST /v1/training/runs/{run_id}/data',
+      'POST /v1/training/runs/{run_id}/optim_step',
+      'POST /v1/training/runs/{run_id}/save_state',
+      'GET /v1/training/runs/{run_id}/checkpoints',
+      'GET /v1/training/runs/{run_id}/events',
+      'GET /v1/training/operations/{operation_id}',
+      'GET /v1/training/operations/{operation_id}/result',
+      'POST /v1/training/operations/{operation_id}:cancel',
+      'GET /v1/training/capabilities',
     ]);
   });
 });
