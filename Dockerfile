@@ -33,6 +33,8 @@ COPY --from=build /app/dist ./dist
 # The default config is baked in; mount your own at /etc/tollgate/config.yaml
 # (docker run -v $PWD/my.yaml:/etc/tollgate/config.yaml:ro ...).
 COPY config/default.yaml /etc/tollgate/config.yaml
+# Presets a mounted config may include (include: [presets/training-api.yaml], relative to it).
+COPY config/presets /etc/tollgate/presets
 # The embedded SQLite file (database.path: data/tollgate.db) lives here: writable by the
 # non-root user, and a volume so keys, ownership and the ledger outlive the container.
 RUN mkdir -p /app/data && chown node:node /app/data

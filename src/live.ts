@@ -77,7 +77,7 @@ export async function buildLive(config: Config, services: Services, previous?: L
     previous && checkerSettings(previous.config) === checkerSettings(config)
       ? previous.chatChecker
       : createChatBodyChecker({ defaultCompletionTokens: config.rateLimits.defaultCompletionTokens, forceStreamUsage: config.metering.forceStreamUsage });
-  const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics) : undefined;
+  const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics, services.logger) : undefined;
   const routes = routeTableOf(config, previous);
   const models = createModels(
     config,

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { IncludeProblem, mergeIncludes, whereWritten, type RouteOrigin } from './include.js';
 import { UPSTREAMS } from './upstreams.js';
 import { parseDocument } from 'yaml';
 import { configSchema, type Config } from './schema.js';
@@ -71,8 +73,11 @@ function applyOverrides(raw: Record<string, unknown>, env: Env): void {
   applyOtelEnv(section('tracing'), env);
 }
 
-/** Parses and validates a YAML config text. Throws ConfigError with a one-line message. */
-export function parseConfig(text: string, env: Env = process.env, source = 'config'): Config {
+/**
+ * Parses and validates a YAML config text; its `include:` files are read relative to `baseDir`
+ * (the config file's folder; default the working directory). Throws ConfigError with a one-line message.
+ */
+export function parseConfig(text: string, env: Env = process.env, source = 'config', baseDir = process.cwd()): Config {
   const doc = parseDocument(expandEnv(text, env), { prettyErrors: false });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
@@ -82,16 +87,23 @@ export function parseConfig(text: string, env: Env = process.env, source = 'conf
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`${source}: the top level must be a mapping of sections (server, upstreams, auth, ...)`);
   }
+  let origins: RouteOrigin[];
+  try {
+    origins = mergeIncludes(parsed as Record<string, unknown>, baseDir, (included) => expandEnv(included, env));
+  } catch (err) {
+    if (err instanceof IncludeProblem) throw new ConfigError(`${source}: ${err.message}`);
+    throw err;
+  }
   applyOverrides(parsed as Record<string, unknown>, env);
-  return validateConfig(parsed, source);
+  return validateConfig(parsed, source, origins);
 }
 
 /** Validates an already-parsed config object (defaults applied). Throws ConfigError. */
-export function validateConfig(parsed: unknown, source = 'config'): Config {
+export function validateConfig(parsed: unknown, source = 'config', origins: readonly RouteOrigin[] = []): Config {
   const result = configSchema.safeParse(parsed);
   if (!result.success) {
     const issue = firstIssueInWords(result.error, '(root)', 'key');
-    throw new ConfigError(`${source}: ${issue.path}: ${issue.detail}`);
+    throw new ConfigError(`${source}: ${whereWritten(issue.path, origins)}: ${issue.detail}`);
   }
   return result.data;
 }
@@ -105,7 +117,7 @@ export function loadConfig(path: string, env: Env = process.env): Config {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(`${path}: cannot read config file (${code === 'ENOENT' ? 'no such file' : code ?? 'error'})`);
   }
-  return parseConfig(text, env, path);
+  return parseConfig(text, env, path, dirname(path));
 }
 export { configSchema } from './schema.js';
 export { parseOtelHeaders, tracingSchema } from './tracing.js';

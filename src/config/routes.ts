@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { jsonPointerProblem } from '../json-pointer.js';
+import { templateProblem } from '../route-template.js';
 import { UPSTREAM_NAMES, type UpstreamName } from './upstreams.js';
 
 /*
@@ -16,43 +18,36 @@ const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a 
 
 export const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
+/** A JSON pointer (RFC 6901) into a 2xx answer: where the id is (`/run_id`). */
+const pointer = z.string().superRefine((text, ctx) => {
+  const problem = jsonPointerProblem(text);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+/** A resource named in an answer: `{ kind, id: <pointer> }` (id default `/id`). */
+const answerId = z.object({ kind, id: pointer.default('/id') }).strict();
+
 const ownershipSchema = z.union([
   z.literal('unguarded'),
   z
     .object({
-      creates: kind.optional(),
+      // `creates: run` is `creates: { kind: run, id: /id }`.
+      creates: z.union([kind, answerId]).optional(),
       checks: z.object({ param: identifier, kind }).strict().optional(),
       'checks-body': z.object({ field: z.string().min(1).max(128), kind }).strict().optional(),
+      'checks-response': answerId.optional(),
     })
     .strict()
-    .refine((rule) => rule.creates !== undefined || rule.checks !== undefined || rule['checks-body'] !== undefined, 'name creates, checks or checks-body (or say unguarded)'),
+    .refine(
+      (rule) => rule.creates !== undefined || rule.checks !== undefined || rule['checks-body'] !== undefined || rule['checks-response'] !== undefined,
+      'name creates, checks, checks-body or checks-response (or say unguarded)',
+    ),
 ]);
 
-/** A path template: `/v1/...`, literal segments and `{name}` segments, optionally ending in `/*`. */
+/** A path template (route-template.ts): `/v1/...`, literal and `{name}` segments, a last `:verb`, optionally a trailing `/*`. */
 const templateSchema = z.string().superRefine((path, ctx) => {
   const problem = templateProblem(path);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
-
-const SEGMENT = /^(?:[A-Za-z0-9._~!$&'()+,;=:@-]+|\{[A-Za-z_][A-Za-z0-9_]{0,62}\})$/;
-
-/** What is wrong with a template, if anything. */
-function templateProblem(path: string): string | undefined {
-  if (!path.startsWith('/v1/')) return 'must start with /v1/ (config routes live under /v1)';
-  const body = path.endsWith('/*') ? path.slice(0, -2) : path;
-  const segments = body.slice(1).split('/');
-  const names = new Set<string>();
-  for (const segment of segments) {
-    if (segment === '..' || segment === '.') return 'must not contain a "." or ".." segment';
-    if (segment === '') return 'must not contain an empty segment (//) or end with /';
-    if (!SEGMENT.test(segment) || segment.includes('%')) return `segment "${segment}" must be a literal (no %, *, ?, #) or a {name} parameter`;
-    if (segment.startsWith('{')) {
-      if (names.has(segment)) return `parameter ${segment} appears twice`;
-      names.add(segment);
-    }
-  }
-  return undefined;
-}
 
 export const routeConfigSchema = z
   .object({
@@ -61,6 +56,8 @@ export const routeConfigSchema = z
     upstream: z.enum(UPSTREAM_NAMES as unknown as [UpstreamName, ...UpstreamName[]], { error: `must be one of ${UPSTREAM_NAMES.join(', ')}` }),
     body: z.enum(['stream', 'json', 'none']).default('stream'),
     limited: z.boolean().default(true),
+    /** A ledger row per request; default: as `limited` (a status poll: `limited: false, ledger: true`). */
+    ledger: z.boolean().optional(),
     ownership: ownershipSchema.optional(),
     /** A top-level body field naming a model the caller must be allowed to use (SPEC 21); the body is read whole. */
     'checks-model': z.string().min(1).max(128).optional(),

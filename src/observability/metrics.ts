@@ -82,6 +82,8 @@ export interface Metrics {
   recordOwnershipDenial(kind: string): void;
   /** A model refused to its caller (SPEC 21), by the scope that refused it: key, team, jwt, ownership. */
   recordModelDenial(scope: string): void;
+  /** A 2xx creation whose answer had no id at its route's pointer: nothing was recorded (SPEC 23). */
+  recordOwnershipUnrecorded(kind: string): void;
   /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
   watchBufferedBytes(read: () => number): void;
   /** Reports the open client connections and their cap at every scrape. */
@@ -217,6 +219,9 @@ function refusalHandles(registry: Registry) {
     modelDenials: counter(registry, 'tollgate_model_denials_total',
       'Requests refused a model the caller may not use (answered as an unknown model), by the scope that refused it.',
       ['scope']),
+    ownershipUnrecorded: counter(registry, 'tollgate_ownership_unrecorded_total',
+      'Creations answered 2xx with no id at the route\'s pointer (creates: { id }): nothing recorded, so the caller\'s own resource is unknown to the gateway, by kind.',
+      ['kind']),
   };
 }
 
@@ -423,7 +428,10 @@ function zeroKnownSeries(handles: Handles, known: KnownLabels): void {
   for (const reason of known.authFailureReasons) handles.authFailures.inc({ reason }, 0);
   for (const store of known.stores) handles.storeErrors.inc({ store }, 0);
   for (const result of ['ok', 'error'] as const) handles.configReloads.inc({ result }, 0);
-  for (const kind of ['model', 'training_job'] as const) handles.ownershipDenials.inc({ kind }, 0);
+  for (const kind of ['model', 'training_job'] as const) {
+    handles.ownershipDenials.inc({ kind }, 0);
+    handles.ownershipUnrecorded.inc({ kind }, 0);
+  }
   for (const reason of EVICTION_REASONS) handles.connectionsEvicted.inc({ reason }, 0);
 }
 
@@ -480,6 +488,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordConfigReload: (result) => handles.configReloads.inc({ result }),
     recordOwnershipDenial: (kind) => handles.ownershipDenials.inc({ kind }),
     recordModelDenial: (scope) => handles.modelDenials.inc({ scope }),
+    recordOwnershipUnrecorded: (kind) => handles.ownershipUnrecorded.inc({ kind }),
     watchBufferedBytes(read) {
       readers.bufferedBytes = read;
     },

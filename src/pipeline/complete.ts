@@ -28,7 +28,7 @@ export function completeExchange(exchange: Exchange, deps: CompletionDeps): void
   // Refused before it reached the upstream: charged nothing (SPEC 6.4).
   const charge = leg ? chargeOf(exchange, leg, model, deps) : NOTHING_CHARGED;
   exchange.admission?.finish({ tokens: charge.usage.total_tokens, costNanos: charge.costNanos });
-  if (exchange.route.limited) recordInLedger(exchange, model, charge, deps, durationSeconds);
+  if (exchange.route.ledger ?? exchange.route.limited) recordInLedger(exchange, model, charge, deps, durationSeconds);
   if (leg) countUsage(exchange, model, charge, deps);
   exchange.trace?.finish(outcomeOf(exchange, leg ? charge : undefined));
   logExchange(exchange, leg ? charge : undefined, deps, durationSeconds);
@@ -67,7 +67,7 @@ function reportInvalidUsage(exchange: Exchange, logger: Logger): void {
 }
 
 /**
- * One ledger row per request on a limited route whose caller is known (SPEC 14.1): refusals
+ * One ledger row per request on a limited (or `ledger: true`) route whose caller is known (SPEC 14.1): refusals
  * included, at no cost. A request refused before it could be attributed (401, a malformed or
  * forbidden project) has no team to charge and no row.
  */

@@ -1,14 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import { errors, GatewayError } from '../errors.js';
 import { ModelIdWatch, type OwnershipGuard } from '../ownership/index.js';
-import { assertDeclaredLength, BodyLimitCounter, pathParam, type OwnershipRule, type RouteSpec } from '../proxy/index.js';
+import { assertDeclaredLength, BodyLimitCounter, pathParam, type AnswerId, type OwnershipRule, type RouteSpec } from '../proxy/index.js';
 import type { BodySettings } from './body.js';
 import type { Caller, PreparedBody } from './values.js';
 
 /**
  * What to do with the upstream's answer once ownership has been checked: a creation's 2xx is
- * read whole (it is small) to record its `id` before the client sees it — and replaced by a 409
- * when that id is another team's; a deletion's 2xx releases the model.
+ * read whole (it is small) to record its id before the client sees it — and replaced by a 409
+ * (a model) or 404 when that id is another team's; an answer that names a resource
+ * (`checksResponse`) is read whole and replaced by the 404 unless the caller owns it; a
+ * deletion's 2xx releases the resource.
  */
 export interface AnswerRule {
   /** Read the 2xx body before relaying it. */
@@ -51,13 +53,28 @@ export async function checkOwnership(
     assertUncompressed(req);
     artifact = guard.checkModelName(body.raw, owner);
   }
-  const created = rule.creates === undefined ? undefined : creationAnswer(guard, rule.creates, caller, artifact);
-  return created && released ? both(released, created) : (created ?? released);
+  const checked = rule.checksResponse === undefined ? undefined : checkedAnswer(guard, rule.checksResponse, caller);
+  const created = rule.creates === undefined ? undefined : creationAnswer(guard, rule.creates, caller, artifact, route.template);
+  return inTurn([released, checked, created]);
 }
 
-/** A route that both releases and creates (no built-in one does): the release first, then the creation's verdict. */
-function both(first: AnswerRule, second: AnswerRule): AnswerRule {
-  return { buffered: true, settle: async (status, answer) => (await first.settle(status, answer)) ?? second.settle(status, answer) };
+/**
+ * The answer rules of one route, settled in turn (release, the answer's check, the creation);
+ * the first refusal is the answer. One rule is itself; none is undefined.
+ */
+function inTurn(rules: ReadonlyArray<AnswerRule | undefined>): AnswerRule | undefined {
+  const present = rules.filter((rule) => rule !== undefined);
+  if (present.length <= 1) return present[0];
+  return {
+    buffered: true,
+    async settle(status, answer) {
+      for (const rule of present) {
+        const refusal = await rule.settle(status, answer);
+        if (refusal) return refusal;
+      }
+      return undefined;
+    },
+  };
 }
 
 /**
@@ -74,10 +91,19 @@ export function readGuardedUpload(guard: OwnershipGuard, req: IncomingMessage, c
 
 type BodyFieldRule = NonNullable<OwnershipRule['checksBody']>;
 
-function creationAnswer(guard: OwnershipGuard, kind: string, caller: Caller, artifact: string | undefined): AnswerRule {
+function creationAnswer(guard: OwnershipGuard, creation: AnswerId, caller: Caller, artifact: string | undefined, route: string): AnswerRule {
+  const origin = { route };
   return {
     buffered: true,
-    settle: async (status, answer) => (isSuccess(status) && answer ? guard.recordCreation(kind, answer, caller.project, artifact) : undefined),
+    settle: async (status, answer) => (isSuccess(status) && answer ? guard.recordCreation(creation, answer, caller.project, artifact, origin) : undefined),
+  };
+}
+
+/** A 2xx answer naming a resource (`checks-response`): read whole (bounded), replaced by the 404 unless it is the caller's. */
+function checkedAnswer(guard: OwnershipGuard, named: AnswerId, caller: Caller): AnswerRule {
+  return {
+    buffered: true,
+    settle: async (status, answer) => (isSuccess(status) && answer ? guard.checkAnswer(named, answer, caller.project) : undefined),
   };
 }
 

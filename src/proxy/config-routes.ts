@@ -1,20 +1,24 @@
 import type { RouteConfig } from '../config/index.js';
-import { ROUTES, templatesOverlap, type OwnershipRule, type RouteSpec } from './routes.js';
+import { parseJsonPointer } from '../json-pointer.js';
+import { ID_FIELD, ROUTES, templatesOverlap, type AnswerId, type OwnershipRule, type RouteSpec } from './routes.js';
 
 /**
  * A `routes:` entry (SPEC 20) as an entry of the route table, the same kind as the built-in
  * ones: the pipeline, metrics (`route` = the template), ledger and limits read it alike.
- * A limited route is counted as a request, as /v1/preview/* is (a ledger row with tokens 0).
+ * A limited route is counted as a request, as /v1/preview/* is (a ledger row with tokens 0); so is
+ * an unlimited one that keeps its ledger row (`ledger: true`, a status poll).
  */
 export function configRouteSpec(route: RouteConfig): RouteSpec {
   const ownership = ownershipRuleOf(route.ownership);
+  const ledger = route.ledger ?? route.limited;
   return {
     template: route.path,
     methods: route.methods,
     upstream: route.upstream,
     body: route.body,
     limited: route.limited,
-    metering: route.limited ? 'requests' : 'none',
+    ...(ledger !== route.limited ? { ledger } : {}),
+    metering: ledger ? 'requests' : 'none',
     ...(ownership ? { ownership } : {}),
     ...(route['checks-model'] === undefined ? {} : { checksModel: route['checks-model'] }),
   };
@@ -24,11 +28,19 @@ export function configRouteSpec(route: RouteConfig): RouteSpec {
 function ownershipRuleOf(rule: RouteConfig['ownership']): OwnershipRule | undefined {
   if (rule === undefined || rule === 'unguarded') return undefined;
   const body = rule['checks-body'];
+  const answered = rule['checks-response'];
   return {
     ...(rule.checks ? { checks: { param: rule.checks.param, kind: rule.checks.kind } } : {}),
     ...(body ? { checksBody: { field: body.field, kind: body.kind } } : {}),
-    ...(rule.creates ? { creates: rule.creates } : {}),
+    ...(rule.creates ? { creates: answerIdOf(rule.creates) } : {}),
+    ...(answered ? { checksResponse: answerIdOf(answered) } : {}),
   };
+}
+
+/** `creates: run` or `{ kind, id: "/run_id" }` as the kind and the pointer's tokens (parsed once, here). */
+function answerIdOf(spelled: string | { kind: string; id: string }): AnswerId {
+  if (typeof spelled === 'string') return { kind: spelled, id: ID_FIELD };
+  return { kind: spelled.kind, id: parseJsonPointer(spelled.id) };
 }
 
 /** Config routes to the service that say `unguarded`: named in a warning while ownership is on. */

@@ -1,4 +1,4 @@
-export { assertNoEncodedNul, createRouteTable, malformedPathEncoding, pathParam, resolveRoute, routeOf, ROUTES, templatesOverlap, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteResolution, type RouteTable } from './routes.js';
+export { assertNoEncodedNul, createRouteTable, malformedPathEncoding, pathParam, resolveRoute, routeOf, ROUTES, templatesOverlap, type AnswerId, ID_FIELD, type BodyHandling, type Metering, type OwnershipRule, type RouteSpec, type RouteMatch, type RouteResolution, type RouteTable } from './routes.js';
 export { configRouteSpec, configRoutesProblem, unguardedRoutes } from './config-routes.js';
 export type { UpstreamName } from '../config/index.js';
 export { createUpstream, type Upstream, type UpstreamEvents, type ForwardHandlers, type ForwardHandle } from './upstream.js';

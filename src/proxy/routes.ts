@@ -1,5 +1,9 @@
 import type { UpstreamName } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
+import type { JsonPointer } from '../json-pointer.js';
+import { compileTemplate, verbOf } from '../route-template.js';
+
+export { templatesOverlap } from '../route-template.js';
 
 
 /**
@@ -17,17 +21,28 @@ export type BodyHandling = 'chat' | 'json' | 'stream' | 'none';
  * - `checks`: the resource named by a path parameter must be the caller's (`release`: a 2xx frees it);
  * - `checksBody`: the resource named by a top-level body field (read as the upstream's Python
  *   reads it, the upload held until it is seen) must be the caller's;
- * - `creates`: a 2xx JSON answer's `id` becomes the caller's resource of this kind;
+ * - `creates`: the id at a JSON pointer of a 2xx answer (`/id`, `/run_id`) becomes the caller's resource of this kind;
+ * - `checksResponse`: the id at a JSON pointer of a 2xx answer must be the caller's, else the answer is a 404;
  * - `modelName`: a model creation's `entity/project/name` must not be another team's (read whole);
  * - `chatModel`: a chat's `wandb-artifact:///` model must not be another team's.
  */
 export interface OwnershipRule {
   readonly checks?: { readonly param: string; readonly kind: string; readonly release?: boolean };
   readonly checksBody?: { readonly field: string; readonly kind: string };
-  readonly creates?: string;
+  readonly creates?: AnswerId;
+  readonly checksResponse?: AnswerId;
   readonly modelName?: true;
   readonly chatModel?: true;
 }
+
+/** A resource named in a JSON answer: its kind, and where the id is (RFC 6901 tokens). */
+export interface AnswerId {
+  readonly kind: string;
+  readonly id: JsonPointer;
+}
+
+/** Where a creation's answer holds its id unless the route says otherwise. */
+export const ID_FIELD: JsonPointer = ['id'];
 
 /** How a forwarded request is metered: by the tokens of its reply, as a request, or not at all. */
 export type Metering = 'tokens' | 'requests' | 'none';
@@ -44,6 +59,8 @@ export interface RouteSpec {
   readonly body: BodyHandling;
   /** Whether the request passes the limits (SPEC 6.3) and carries rate-limit headers. */
   readonly limited: boolean;
+  /** Whether a request is a ledger row (SPEC 14.1); unset: when limited. A status poll may be unlimited and still a row. */
+  readonly ledger?: boolean;
   readonly metering: Metering;
   /** POST of this route creates a training job of this kind (counted in metrics). */
   readonly trainingJobKind?: 'rl' | 'sft';
@@ -80,7 +97,7 @@ const preview = (template: string, methods: readonly string[], extra: Partial<Ro
 const modelInPath = { checks: { param: 'model_id', kind: 'model' } } as const;
 const jobInPath = { checks: { param: 'training_job_id', kind: 'training_job' } } as const;
 /** A job creation: its body's model must be the caller's; the job it answers with becomes the caller's. */
-const jobCreation = { checksBody: { field: 'model_id', kind: 'model' }, creates: 'training_job' } as const;
+const jobCreation = { checksBody: { field: 'model_id', kind: 'model' }, creates: { kind: 'training_job', id: ID_FIELD } } as const;
 
 /** The route table of SPEC 4 and the seed document. */
 export const ROUTES: readonly RouteSpec[] = [
@@ -89,7 +106,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { template: '/v1/models', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'model-list' },
   { template: '/v1/models/*', methods: ['GET'], upstream: 'inference', body: 'none', limited: true, metering: 'requests', answeredBy: 'model' },
   // A model creation is a small JSON body, read whole: its name is checked before it is forwarded.
-  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { creates: 'model', modelName: true }, checksModel: 'base_model' }),
+  preview('/v1/preview/models', ['POST'], { body: 'json', ownership: { creates: { kind: 'model', id: ID_FIELD }, modelName: true }, checksModel: 'base_model' }),
   preview('/v1/preview/models/{model_id}', ['DELETE'], { ownership: { checks: { ...modelInPath.checks, release: true } } }),
   preview('/v1/preview/models/{model_id}/checkpoints', ['GET', 'DELETE'], { ownership: modelInPath }),
   preview('/v1/preview/models/{model_id}/log', ['POST'], { ownership: modelInPath }),
@@ -102,78 +119,51 @@ export const ROUTES: readonly RouteSpec[] = [
   { template: '/v1/system-check', methods: ['GET'], upstream: 'service', body: 'none', limited: false, metering: 'none' },
 ];
 
-const escapeRegex = (text: string): string => text.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&');
-
 /**
- * Compiles a template to a regex once (when a table is built, never per request): `{param}` is
- * one non-empty segment (a named group when `named`); a trailing `/*` is the rest of the path,
- * possibly nothing; a trailing slash is allowed and kept.
+ * The path a route is matched on: percent-decoded once, as the upstream's framework (Starlette,
+ * uvicorn) decodes it before routing — `/runs/r1%3Aclose` is `/runs/r1:close` to the training
+ * service, so it is to the table too. assertSafePath has refused what must not decode (encoded
+ * slashes, NUL, bad escapes); a path that still does not decode is undefined.
  */
-function compile(template: string, named: boolean): RegExp {
-  const rest = template.endsWith('/*');
-  const source = (rest ? template.slice(0, -2) : template)
-    .split('/')
-    .map((segment) => (segment.startsWith('{') ? (named ? `(?<${segment.slice(1, -1)}>[^/]+)` : '[^/]+') : escapeRegex(segment)))
-    .join('/');
-  return new RegExp(`^${source}${rest ? '(?:/.*)?' : '/?'}$`);
-}
-
-/**
- * The value of a `{param}` of a route's template in a path, percent-decoded as the upstream's
- * framework decodes it (so the gateway checks the id the upstream will act on); undefined when
- * the path does not match or does not decode.
- */
-export function pathParam(template: string, path: string, param: string): string | undefined {
-  let pattern = paramPatterns.get(template);
-  if (!pattern) {
-    pattern = compile(template, true);
-    paramPatterns.set(template, pattern);
-  }
-  const raw = pattern.exec(path)?.groups?.[param];
-  if (raw === undefined) return undefined;
+export function routingPath(path: string): string | undefined {
+  if (!path.includes('%')) return path;
   try {
-    return decodeURIComponent(raw);
+    return decodeURIComponent(path);
   } catch {
     return undefined;
   }
 }
 
+/**
+ * The value of a `{param}` of a route's template in a path, read from the path decoded as the
+ * upstream decodes it (so the gateway checks the id the upstream will act on); undefined when
+ * the path does not match or does not decode.
+ */
+export function pathParam(template: string, path: string, param: string): string | undefined {
+  let pattern = paramPatterns.get(template);
+  if (!pattern) {
+    pattern = compileTemplate(template, true);
+    paramPatterns.set(template, pattern);
+  }
+  const decoded = routingPath(path);
+  return decoded === undefined ? undefined : pattern.exec(decoded)?.groups?.[param];
+}
+
 /** Param patterns, compiled on a template's first use (built-in and config templates: a bounded set). */
 const paramPatterns = new Map<string, RegExp>();
-
-/**
- * Whether some path matches both templates (SPEC 20: a config route may not shadow or share a
- * path with a built-in one). Segment by segment: a literal meets an equal literal or a `{param}`;
- * a `{param}` meets any segment; a trailing `/*` meets whatever the other has left.
- */
-export function templatesOverlap(a: string, b: string): boolean {
-  const segmentsOf = (template: string): { segments: string[]; rest: boolean } => {
-    const rest = template.endsWith('/*');
-    return { segments: (rest ? template.slice(0, -2) : template).replace(/\/$/, '').split('/'), rest };
-  };
-  const x = segmentsOf(a);
-  const y = segmentsOf(b);
-  const common = Math.min(x.segments.length, y.segments.length);
-  for (let i = 0; i < common; i += 1) {
-    const s = x.segments[i]!;
-    const t = y.segments[i]!;
-    if (s !== t && !s.startsWith('{') && !t.startsWith('{')) return false;
-  }
-  if (x.segments.length === y.segments.length) return true;
-  // The longer one's extra segments must fall in the shorter one's `/*`.
-  return x.segments.length < y.segments.length ? x.rest : y.rest;
-}
 
 export interface RouteTable {
   /** Every route of the table, in order: what per-route chains are built from. */
   readonly routes: readonly RouteSpec[];
-  /** The route for a path (no query string), or undefined for 404. */
+  /** The route for a percent-decoded path (no query string; see routingPath), or undefined for 404. */
   match(path: string, method: string): RouteMatch | undefined;
 }
 
 /** The built-in routes, then the configuration's (SPEC 20): one table, matched in order. */
 export function createRouteTable(routes: readonly RouteSpec[] = ROUTES): RouteTable {
-  const compiled = routes.map((route) => ({ route, pattern: compile(route.template, false) }));
+  // A parameter never holds a `:verb` suffix of a custom method this table knows (SPEC 23).
+  const knownVerbs = new Set(routes.map((route) => verbOf(route.template)).filter((verb) => verb !== undefined));
+  const compiled = routes.map((route) => ({ route, pattern: compileTemplate(route.template, false, knownVerbs) }));
   return {
     routes,
     match(path, method) {
@@ -212,7 +202,8 @@ export function routeOf(table: RouteTable, method: string, url: string): RouteRe
   } catch (err) {
     return { refusal: err as GatewayError, template: undefined };
   }
-  const match = table.match(path, method);
+  const decoded = routingPath(path);
+  const match = decoded === undefined ? undefined : table.match(decoded, method);
   if (!match) return { refusal: errors.routeNotFound(method, path), template: undefined };
   if (!match.methodAllowed) {
     const allowed = (match.allow ?? match.route.methods).join(', ');

@@ -45,7 +45,7 @@ describe('routes: (SPEC 20) at start-up', () => {
       {},
     );
     expect(config.routes.map(configRouteSpec)).toEqual([
-      { template: '/v1/training/runs', methods: ['POST'], upstream: 'service', body: 'stream', limited: true, metering: 'requests', ownership: { creates: 'run' } },
+      { template: '/v1/training/runs', methods: ['POST'], upstream: 'service', body: 'stream', limited: true, metering: 'requests', ownership: { creates: { kind: 'run', id: ['id'] } } },
       { template: '/v1/training/runs/{run_id}/*', methods: ['GET', 'PUT', 'POST', 'DELETE'], upstream: 'service', body: 'stream', limited: true, metering: 'requests', ownership: { checks: { param: 'run_id', kind: 'run' } } },
       { template: '/v1/training/capabilities', methods: ['GET'], upstream: 'service', body: 'stream', limited: true, metering: 'requests' },
     ]);
@@ -70,7 +70,7 @@ describe('routes: (SPEC 20) at start-up', () => {
       [route('path: /v1/a, methods: [GET], upstream: service, ownership: { checks: { param: run_id, kind: run } }'), 'routes[0].ownership.checks.param: "run_id" is not a {parameter} of /v1/a'],
       [route('path: /v1/a, methods: [POST], upstream: service, body: json, ownership: { checks-body: { field: run_id, kind: run } }'), 'routes[0].ownership.checks-body: reads the body as it streams: needs body: stream'],
       [route('path: /v1/a, methods: [POST], upstream: service, ownership: { creates: Run }'), 'routes[0].ownership.creates: must be a resource kind: a lowercase letter, then up to 62 of a-z 0-9 _'],
-      [route('path: /v1/a, methods: [POST], upstream: service, ownership: {}'), 'routes[0].ownership: name creates, checks or checks-body (or say unguarded)'],
+      [route('path: /v1/a, methods: [POST], upstream: service, ownership: {}'), 'routes[0].ownership: name creates, checks, checks-body or checks-response (or say unguarded)'],
       [route('path: /v1/a, methods: [GET], upstream: service, cache: true'), 'routes[0]: unknown key(s) "cache"'],
     ];
     for (const [routes, message] of cases) expect(verdict(routes)).toBe(`config: ${message}`);
@@ -86,17 +86,26 @@ describe('routes: (SPEC 20) at start-up', () => {
     expect(verdict('  - { path: /v1/training/x, methods: [GET], upstream: service, ownership: unguarded }\n', SHARED)).toBe('ok');
   });
 
-  it('loads config/example.yaml with its /v1/training/* routes uncommented', () => {
+  it('loads config/example.yaml with the training-api preset included and its own example route uncommented', () => {
     const text = readFileSync('config/example.yaml', 'utf8');
     const uncommented = text.replace(/^# (routes:|  - |    )/gm, '$1');
     expect(uncommented).not.toBe(text);
-    const config = parseConfig(uncommented, {});
-    expect(config.routes.map((r) => r.path)).toEqual([
-      '/v1/training/capabilities',
-      '/v1/training/runs',
-      '/v1/training/runs/{run_id}/*',
-      '/v1/training/runs/{run_id}/*',
-      '/v1/training/operations/{operation_id}',
+    const config = parseConfig(uncommented, {}, 'config/example.yaml', 'config');
+    expect(config.routes.map((r) => `${r.methods.join(',')} ${r.path}`)).toEqual([
+      'GET /v1/training/capabilities',
+      'POST /v1/training/runs',
+      'POST /v1/training/runs:resolve',
+      'GET /v1/training/runs/{run_id}',
+      'POST /v1/training/runs/{run_id}:close',
+      'POST /v1/training/runs/{run_id}/data',
+      'POST /v1/training/runs/{run_id}/optim_step',
+      'POST /v1/training/runs/{run_id}/save_state',
+      'GET /v1/training/runs/{run_id}/checkpoints',
+      'GET /v1/training/runs/{run_id}/events',
+      'GET /v1/training/operations/{operation_id}',
+      'GET /v1/training/operations/{operation_id}/result',
+      'POST /v1/training/operations/{operation_id}:cancel',
+      'GET /v1/training/capabilities',
     ]);
   });
 });

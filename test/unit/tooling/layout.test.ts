@@ -149,11 +149,11 @@ describe('the house (docs/development.md)', () => {
     expect(circles(folders)).toEqual([]);
   });
 
-  it('keeps config/ a leaf: it reads only the rules below it (project names, the limit-kinds table), never another concern', () => {
+  it('keeps config/ a leaf: it reads only the rules below it (project names, the limit-kinds table, route templates, JSON pointers), never another concern', () => {
     const reached = new Set<string>();
     for (const file of GRAPH.keys()) if (file.startsWith('config/')) for (const target of reach(file)) reached.add(folderOf(target));
     reached.delete('config');
-    expect([...reached].sort()).toEqual(['error-catalogue.ts', 'errors.ts', 'limit-kinds', 'money.ts', 'projects']);
+    expect([...reached].sort()).toEqual(['error-catalogue.ts', 'errors.ts', 'json-pointer.ts', 'limit-kinds', 'money.ts', 'projects', 'route-template.ts']);
   });
 
   it('enters another folder of src/ only through its index.ts', () => {
