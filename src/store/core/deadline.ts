@@ -5,6 +5,12 @@ interface CallBound {
   /** Epoch ms by which the call must be answered. */
   readonly deadline: number;
   readonly timeoutMs: number;
+  /**
+   * Set when the call's timer fired: libuv measures timers from its cached loop time, so the
+   * timer can fire while Date.now() still reads a millisecond before the deadline; the timer's
+   * word is the one the caller was answered with, so it is the one the late statements get.
+   */
+  expired: boolean;
 }
 
 /**
@@ -35,17 +41,21 @@ export function timedOut(timeoutMs: number): DatabaseUnavailableError {
 export function timeLeft(): { ms: number; error: () => DatabaseUnavailableError } {
   const call = currentCall.getStore();
   if (!call) return { ms: Infinity, error: () => timedOut(Infinity) };
-  return { ms: call.deadline - Date.now(), error: () => timedOut(call.timeoutMs) };
+  return { ms: call.expired ? Math.min(0, call.deadline - Date.now()) : call.deadline - Date.now(), error: () => timedOut(call.timeoutMs) };
 }
 
 /** Runs `call` with a deadline `timeoutMs` from now; rejects with DatabaseUnavailableError when it passes. */
 export function withinDeadline<T>(timeoutMs: number, call: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(timedOut(timeoutMs)), timeoutMs);
+    const bound: CallBound = { deadline: Date.now() + timeoutMs, timeoutMs, expired: false };
+    const timer = setTimeout(() => {
+      bound.expired = true;
+      reject(timedOut(timeoutMs));
+    }, timeoutMs);
     callsRunning += 1;
     let work: Promise<T>;
     try {
-      work = currentCall.run({ deadline: Date.now() + timeoutMs, timeoutMs }, call);
+      work = currentCall.run(bound, call);
     } catch (error) {
       // A call that throws before it returns a promise has settled already.
       callSettled();
