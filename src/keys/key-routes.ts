@@ -10,28 +10,20 @@ import { modelListProblem, type ModelAccess } from '../models/index.js';
 import { adminOf, descriptionField, expiresAtField, insufficientRole, invalidQuery, invalidRequest, onlyParams, parseBody, singleParam, teamScopeOf } from '../admin-requests/index.js';
 
 
-const createKeySchema = z
-  .object({
-    team: namePart,
-    projects: keyProjects.optional(),
-    defaultProject: namePart.optional(),
-    limits: limitSetSchema.optional(),
-    models: modelPatterns.nullable().optional(),
-    expiresAt: expiresAtField.optional(),
-    description: descriptionField.optional(),
-  })
-  .strict();
+/** What a key's creation and its update both may set. */
+const keyFields = {
+  projects: keyProjects.optional(),
+  defaultProject: namePart.optional(),
+  limits: limitSetSchema.optional(),
+  models: modelPatterns.nullable().optional(),
+  expiresAt: expiresAtField.optional(),
+  description: descriptionField.optional(),
+};
+
+const createKeySchema = z.object({ team: namePart, ...keyFields }).strict();
 
 const updateKeySchema = z
-  .object({
-    projects: keyProjects.optional(),
-    defaultProject: namePart.optional(),
-    limits: limitSetSchema.optional(),
-    models: modelPatterns.nullable().optional(),
-    expiresAt: expiresAtField.optional(),
-    description: descriptionField.optional(),
-    disabled: z.boolean().optional(),
-  })
+  .object({ ...keyFields, disabled: z.boolean().optional() })
   .strict()
   .refine((patch) => Object.keys(patch).length > 0, 'name at least one field to change: projects, defaultProject, limits, models, expiresAt, description, disabled');
 
