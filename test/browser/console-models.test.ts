@@ -32,7 +32,7 @@ describe('models in the console (Chromium)', () => {
     await signIn(page, KEYS.admin);
     await visit(page, 'Keys');
     const form = page.getByRole('form', { name: 'Create a key' });
-    expect(await form.getByText('Groups: @base, @premium.').count()).toBe(1);
+    await expect.poll(() => form.getByText('Groups: @base, @premium.').count()).toBe(1);
     await form.getByLabel('Team').fill('team-a');
     await form.getByLabel('Models').fill('meta-llama/*');
     await form.getByRole('button', { name: 'Create key' }).click();
@@ -62,8 +62,8 @@ describe('models in the console (Chromium)', () => {
       .toEqual(['The admin role "team-admin" may not give a key the model pattern "openai/*": it is not within its team\'s models.']);
     await visit(page, 'Models');
     const teams = page.getByRole('table', { name: 'Models each team may use' });
-    expect(await teams.getByRole('row').count()).toBe(2);
     await teams.getByRole('cell', { name: 'OpenPipe/*, meta-llama/*', exact: true }).waitFor();
+    expect(await teams.getByRole('row').count()).toBe(2);
   });
 
   it('changes a team\'s models on its page (admins); a bad group is answered beside the field', async () => {
