@@ -3,7 +3,7 @@ import { AuditTrail, createOperationsApp, type ReloadResult } from './admin/inde
 import { AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys } from './auth/index.js';
 import { AdminKeyAdmin, syncAdminKeys } from './admin-keys/index.js';
 import { KeyAdmin, startKeySync } from './keys/index.js';
-import { ConfigStatus, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
+import { ConfigStatus, storeMode, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
 import { createConsoleHandler, type ConsoleHandler } from './console/index.js';
 import { asGatewayError, writeError } from './errors.js';
@@ -66,12 +66,12 @@ export interface GatewayOptions {
   readonly consoleDir?: string;
 }
 
-function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis'>, exposition: GatewayOptions['exposition']): Metrics {
+function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis' | 'upstreams'>, exposition: GatewayOptions['exposition']): Metrics {
   return createMetrics({
     exposition,
     maxTeamProjects: config.metrics.maxTeamProjects,
     knownLabels: {
-      upstreams: UPSTREAM_NAMES,
+      upstreams: Object.keys(config.upstreams),
       authFailureReasons: [...AUTH_FAILURE_REASONS, PROJECT_FORBIDDEN],
       stores: storeMode(config.redis) === 'memory' ? [] : ['redis'],
     },

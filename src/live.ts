@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createAuthenticator, type AuthFailureLimit, type Authenticator, type RuntimeAdminKeys, type RuntimeKeys, type TeamStatus } from './auth/index.js';
-import { ConfigError, perUpstream, type Config } from './config/index.js';
+import { ConfigError, type Config } from './config/index.js';
 import type { Part } from './lifecycle.js';
 import type { Limiter } from './limits/index.js';
 import { createPriceBook, type Ledger, type PriceBook } from './metering/index.js';
@@ -72,7 +72,8 @@ export async function buildLive(config: Config, services: Services, previous?: L
   if (routesProblem !== undefined) throw new ConfigError(routesProblem);
   const authenticator = await createAuthenticator(config, services.runtimeKeys, services.teams, services.runtimeAdmins);
   const prices = createPriceBook(config.metering.prices);
-  const upstreams = perUpstream((name) => createUpstream(name, config.upstreams[name], upstreamEventsOf(services.metrics)));
+  const events = upstreamEventsOf(services.metrics);
+  const upstreams = Object.fromEntries(Object.entries(config.upstreams).map(([name, upstream]) => [name, createUpstream(name, upstream, events)]));
   const chatChecker =
     previous && checkerSettings(previous.config) === checkerSettings(config)
       ? previous.chatChecker

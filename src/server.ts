@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { UPSTREAM_NAMES, type Config } from './config/index.js';
+import { type Config } from './config/index.js';
 import { connectionCapFor, ConnectionRegistry, type ConnectionEvents } from './connections/index.js';
 
 const UNOBSERVED: ConnectionEvents = { watch: () => undefined, evicted: () => undefined, refused: () => undefined };
@@ -28,7 +28,7 @@ export function createGatewayServer(config: Pick<Config, 'server' | 'upstreams'>
     },
     listener,
   );
-  const upstreamSockets = UPSTREAM_NAMES.reduce((sum, name) => sum + config.upstreams[name].maxSockets, 0);
+  const upstreamSockets = Object.values(config.upstreams).reduce((sum, upstream) => sum + upstream.maxSockets, 0);
   const policy = {
     maxConnections: connectionCapFor(settings.maxConnections, upstreamSockets),
     pressureHeadersTimeoutMs: settings.pressureHeadersTimeoutMs,

@@ -13,7 +13,7 @@ export { RESOURCE_KIND_PATTERN, type RouteConfig } from './routes.js';
 export { firstIssueInWords, type IssueInWords } from './zod-issue.js';
 export { applicableConfig, diffConfig } from './reload-diff.js';
 export { ConfigStatus, type ConfigStatusView, type LastReload } from './status.js';
-export { perUpstream, UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
+export { UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { SamplerName, TracingConfig } from './tracing.js';
 export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode, ModelsConfig } from './schema.js';
 

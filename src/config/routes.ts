@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { jsonPointerProblem } from '../json-pointer.js';
 import { templateProblem } from '../route-template.js';
-import { UPSTREAM_NAMES, type UpstreamName } from './upstreams.js';
+import { upstreamReference } from './upstreams.js';
 
 /*
  * `routes:` (SPEC 20): routes the operator adds to the built-in table without a release. The shape
@@ -53,7 +53,7 @@ export const routeConfigSchema = z
   .object({
     path: templateSchema,
     methods: z.array(z.enum(ROUTE_METHODS, { error: `must be one of ${ROUTE_METHODS.join(', ')}` })).min(1, 'must name at least one method'),
-    upstream: z.enum(UPSTREAM_NAMES as unknown as [UpstreamName, ...UpstreamName[]], { error: `must be one of ${UPSTREAM_NAMES.join(', ')}` }),
+    upstream: upstreamReference,
     body: z.enum(['stream', 'json', 'none']).default('stream'),
     limited: z.boolean().default(true),
     /** A ledger row per request; default: as `limited` (a status poll: `limited: false, ledger: true`). */

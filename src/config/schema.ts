@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { perUpstream } from './upstreams.js';
+import { upstreamRefusals, upstreamsSchema } from './upstreams.js';
+import { modelRoutingShape } from './model-routing.js';
 import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds/index.js';
 import { defaultProjectOf, defaultProjectRefusal, NAME_PATTERN, NAME_RULE } from '../projects/index.js';
 import { routesSchema } from './routes.js';
@@ -128,6 +129,7 @@ const modelsSchema = z
     groups: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a group name is letters, digits, _ . -'), modelPatterns).nullish().transform((v) => v ?? {}),
     default: modelPatterns.default(['*']),
     listCacheMs: positiveInt.default(10_000),
+    ...modelRoutingShape,
   })
   .strict()
   .prefault({});
@@ -294,9 +296,7 @@ export const configSchema = z
         }
       })
       .prefault({}),
-    upstreams: z
-      .object(perUpstream(() => upstreamSchema))
-      .strict(),
+    upstreams: upstreamsSchema(upstreamSchema),
     auth: z
       .object({
         keys: z.array(staticKeySchema).nullish().transform((v) => v ?? []),
@@ -407,6 +407,7 @@ export const configSchema = z
   })
   .strict()
   .superRefine((config, ctx) => {
+    for (const issue of upstreamRefusals(config)) ctx.addIssue({ code: 'custom', ...issue });
     const seen = new Set<string>();
     config.auth.keys.forEach((key, i) => {
       if (seen.has(key.id)) ctx.addIssue({ code: 'custom', path: ['auth', 'keys', i, 'id'], message: `duplicate key id "${key.id}"` });

@@ -56,7 +56,7 @@ const isModelObject = (value: unknown): value is ModelObject =>
  * The fetcher of an OpenAI-compatible host's `GET <url>/v1/models`: `bearer` when the upstream
  * has one (SPEC 3 `auth`), else the client's own Authorization (passthrough). A 404 lists nothing.
  */
-export function httpListFetcher(baseUrl: string, bearer: string | undefined, timeoutMs: number): ListFetcher {
+export function httpListFetcher(baseUrl: string, bearer: string | undefined, timeoutMs: number, upstream = 'inference'): ListFetcher {
   const url = `${baseUrl.replace(/\/$/, '')}/v1/models`;
   return async (authorization) => {
     const auth = bearer === undefined ? authorization : `Bearer ${bearer}`;
@@ -64,10 +64,10 @@ export function httpListFetcher(baseUrl: string, bearer: string | undefined, tim
     try {
       response = await fetch(url, { headers: auth === undefined ? {} : { authorization: auth }, signal: AbortSignal.timeout(timeoutMs) });
     } catch {
-      throw errors.upstreamRefused("inference");
+      throw errors.upstreamRefused(upstream);
     }
     if (response.status === 404) return [];
-    if (!response.ok) throw errors.upstreamRefused("inference");
+    if (!response.ok) throw errors.upstreamRefused(upstream);
     const body = (await response.json().catch(() => undefined)) as { data?: unknown } | undefined;
     return Array.isArray(body?.data) ? body.data.filter(isModelObject) : [];
   };

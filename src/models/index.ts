@@ -4,12 +4,14 @@ import { ModelAccess, type ArtifactOwners, type TeamModelLists } from './access.
 import { httpListFetcher, ModelCatalog } from './catalog.js';
 import { ModelListing, type TrainedModels } from './listing.js';
 import { modelListProblem, ModelRules } from './rules.js';
+import { modelRoutingProblem, ModelRouter } from './routing.js';
 
 export { ModelAccess, MODEL_DENIAL_SCOPES, type ModelCaller, type ModelDenialScope, type TeamModelLists, type ArtifactOwners } from './access.js';
 export { ModelCatalog, httpListFetcher, type ModelObject, type ListFetcher } from './catalog.js';
 export { ModelListing, type TrainedModels } from './listing.js';
 export { ModelList, patternCovers } from './patterns.js';
 export { ModelRules, modelListProblem } from './rules.js';
+export { ModelRouter, modelRoutingProblem, type ModelRoute } from './routing.js';
 
 /** Every list of the configuration checked with its key path: the one-line start-up / reload refusal. */
 export function checkModelLists(config: Pick<Config, 'models' | 'teams' | 'auth'>): void {
@@ -44,24 +46,40 @@ export interface ModelsDeps {
 export interface Models {
   readonly access: ModelAccess;
   readonly listing: ModelListing;
-  readonly catalog: ModelCatalog;
+  /** Each listed upstream's cached model list, by upstream name. */
+  readonly catalogs: ReadonlyMap<string, ModelCatalog>;
+  /** Where each chat goes: routes, aliases, fallbacks (SPEC 22). */
+  readonly router: ModelRouter;
 }
 
-/** The catalog's settings: a reload that keeps them keeps the cached list. */
-export const catalogSettings = (config: Pick<Config, 'models' | 'upstreams'>): string => JSON.stringify([config.models.listCacheMs, config.upstreams.inference]);
+/** One upstream's catalog settings: a reload that keeps them keeps that upstream's cached list. */
+const catalogSettings = (config: Pick<Config, 'models' | 'upstreams'>, upstream: string): string =>
+  JSON.stringify([config.models.listCacheMs, config.upstreams[upstream]]);
 
-/** Builds (and checks) the models part of a configuration; `previous` lends its catalog when the host did not change. */
+/** The upstreams whose lists /v1/models merges: every one chat goes to, and the inference host (SPEC 21). */
+function listedUpstreams(router: ModelRouter): string[] {
+  return router.active ? [...new Set([...router.chatUpstreams(), 'inference'])] : ['inference'];
+}
+
+/** Builds (and checks) the models part of a configuration; `previous` lends the catalogs of upstreams that did not change. */
 export function createModels(config: Config, deps: ModelsDeps, previous?: { models: Models; config: Config }): Models {
   checkModelLists(config);
+  const problem = modelRoutingProblem(config.models);
+  if (problem !== undefined) throw new ConfigError(problem);
+  const router = new ModelRouter(config.models);
   const access = new ModelAccess(new ModelRules(config.models), deps.teams, deps.owners, deps.ownershipOn);
-  const catalog =
-    previous && catalogSettings(previous.config) === catalogSettings(config) ? previous.models.catalog : newCatalog(config, deps.onRefreshError);
-  return { access, catalog, listing: new ModelListing(access, catalog, deps.owners) };
+  const catalogs = new Map<string, ModelCatalog>();
+  for (const upstream of listedUpstreams(router)) {
+    const kept = previous && catalogSettings(previous.config, upstream) === catalogSettings(config, upstream) ? previous.models.catalogs.get(upstream) : undefined;
+    catalogs.set(upstream, kept ?? newCatalog(config, upstream, deps.onRefreshError));
+  }
+  const listing = new ModelListing(access, [...catalogs.values()], deps.owners, router.aliases, router.active);
+  return { access, catalogs, router, listing };
 }
 
-function newCatalog(config: Config, onRefreshError: (err: unknown) => void): ModelCatalog {
-  const inference = config.upstreams.inference;
-  const url = inference.url ?? inference.targets![0]!.url;
-  const bearer = inference.auth === 'passthrough' ? undefined : inference.auth.bearer;
-  return new ModelCatalog(httpListFetcher(url, bearer, inference.timeoutMs), config.models.listCacheMs, onRefreshError);
+function newCatalog(config: Config, name: string, onRefreshError: (err: unknown) => void): ModelCatalog {
+  const upstream = config.upstreams[name]!;
+  const url = upstream.url ?? upstream.targets![0]!.url;
+  const bearer = upstream.auth === 'passthrough' ? undefined : upstream.auth.bearer;
+  return new ModelCatalog(httpListFetcher(url, bearer, upstream.timeoutMs, name), config.models.listCacheMs, onRefreshError);
 }

@@ -10,21 +10,36 @@ export interface TrainedModels {
 const LIST_PATH = '/v1/models';
 
 /**
- * `GET /v1/models` and `GET /v1/models/{id}` for one caller (SPEC 21): the host's list filtered
- * by the rule that admits chat (ModelAccess.refusal), plus the caller's own trained models.
+ * `GET /v1/models` and `GET /v1/models/{id}` for one caller (SPEC 21, 22): the lists of every
+ * upstream chat goes to, merged without duplicates (the first upstream's object wins), filtered
+ * by the rule that admits chat (ModelAccess.refusal); the aliases whose target the caller may
+ * use (`root` = the target); then the caller's own trained models.
  */
 export class ModelListing {
   constructor(
     private readonly access: ModelAccess,
-    private readonly catalog: ModelCatalog,
+    private readonly catalogs: readonly ModelCatalog[],
     private readonly trained: TrainedModels,
+    private readonly aliases: ReadonlyMap<string, string> = new Map(),
+    /** The gateway answers every listing itself (routes or aliases: no one host's list is the answer). */
+    readonly answersEveryList = false,
   ) {}
 
-  /** Every model the caller may call, as the upstream lists them, then its own trained ones. */
+  /** Every model the caller may call, as the upstreams list them, then its aliases and its own trained ones. */
   async visibleTo(caller: ModelCaller, authorization: string | undefined): Promise<ModelObject[]> {
-    const upstream = await this.catalog.list(authorization);
-    const visible = upstream.filter((model) => this.access.refusal(caller, model.id) === undefined);
-    const listed = new Set(visible.map((model) => model.id));
+    const visible: ModelObject[] = [];
+    const listed = new Set<string>();
+    for (const model of await this.merged(authorization)) {
+      if (listed.has(model.id) || this.access.refusal(caller, model.id) !== undefined) continue;
+      listed.add(model.id);
+      visible.push(model);
+    }
+    for (const [alias, target] of this.aliases) {
+      if (listed.has(alias) || this.access.refusal(caller, target) !== undefined) continue;
+      listed.add(alias);
+      const of = visible.find((model) => model.id === target);
+      visible.push({ id: alias, object: 'model', created: of?.created ?? 0, owned_by: of?.owned_by ?? 'tollgate', root: target });
+    }
     const team = caller.project.team;
     for (const record of this.trained.trainedModelsOf(team)) {
       const id = `wandb-artifact:///${record.artifact}`;
@@ -33,6 +48,15 @@ export class ModelListing {
       visible.push({ id, object: 'model', created: Math.floor(Date.parse(record.createdAt) / 1000), owned_by: team });
     }
     return visible;
+  }
+
+  /** Each upstream's cached list in order; one that cannot be had is left out, unless none can (then its 502). */
+  private async merged(authorization: string | undefined): Promise<ModelObject[]> {
+    if (this.catalogs.length === 1) return [...(await this.catalogs[0]!.list(authorization))];
+    const lists = await Promise.allSettled(this.catalogs.map((catalog) => catalog.list(authorization)));
+    const had = lists.filter((list) => list.status === 'fulfilled');
+    if (had.length === 0) throw (lists[0] as PromiseRejectedResult).reason;
+    return had.flatMap((list) => list.value);
   }
 
   /** The answer to a GET under /v1/models: the list, or one model (ids may hold `/`), or 404 model_not_found. */

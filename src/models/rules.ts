@@ -30,7 +30,7 @@ export class ModelRules {
   /** JWT claims arrive as a new array per token: compiled lists by their joined text (bounded). */
   private readonly byText = new Map<string, ModelList>();
 
-  constructor(readonly config: ModelsConfig) {
+  constructor(readonly config: Pick<ModelsConfig, 'groups' | 'default'>) {
     this.default = new ModelList(this.resolve(config.default));
   }
 

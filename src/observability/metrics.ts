@@ -82,6 +82,8 @@ export interface Metrics {
   recordOwnershipDenial(kind: string): void;
   /** A model refused to its caller (SPEC 21), by the scope that refused it: key, team, jwt, ownership. */
   recordModelDenial(scope: string): void;
+  /** A chat sent on to a fallback model (SPEC 22): `reason` is the upstream's status or the failure (connect, reset, timeout). */
+  recordModelFallback(from: string, to: string, reason: string): void;
   /** A 2xx creation whose answer had no id at its route's pointer: nothing was recorded (SPEC 23). */
   recordOwnershipUnrecorded(kind: string): void;
   /** Reports `read()` as `tollgate_buffered_body_bytes` at every scrape (no cost per request). */
@@ -219,6 +221,9 @@ function refusalHandles(registry: Registry) {
     modelDenials: counter(registry, 'tollgate_model_denials_total',
       'Requests refused a model the caller may not use (answered as an unknown model), by the scope that refused it.',
       ['scope']),
+    modelFallbacks: counter(registry, 'tollgate_model_fallbacks_total',
+      'Chats sent on to a fallback model because the upstream answered 429/5xx or could not be reached before any byte reached the client.',
+      ['from', 'to', 'reason']),
     ownershipUnrecorded: counter(registry, 'tollgate_ownership_unrecorded_total',
       'Creations answered 2xx with no id at the route\'s pointer (creates: { id }): nothing recorded, so the caller\'s own resource is unknown to the gateway, by kind.',
       ['kind']),
@@ -488,6 +493,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordConfigReload: (result) => handles.configReloads.inc({ result }),
     recordOwnershipDenial: (kind) => handles.ownershipDenials.inc({ kind }),
     recordModelDenial: (scope) => handles.modelDenials.inc({ scope }),
+    recordModelFallback: (from, to, reason) => handles.modelFallbacks.inc({ from, to, reason }),
     recordOwnershipUnrecorded: (kind) => handles.ownershipUnrecorded.inc({ kind }),
     watchBufferedBytes(read) {
       readers.bufferedBytes = read;

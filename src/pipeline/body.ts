@@ -83,6 +83,7 @@ async function prepareChatBody(req: IncomingMessage, settings: BodySettings): Pr
     // parser consumed the client's stream: the bytes are re-sent with their exact length (a
     // chunked request's transfer-encoding, hop-by-hop, is dropped when forwarding).
     headers: { 'accept-encoding': 'identity', 'content-length': String(facts.forwardBytes.length) },
+    forwardBytes: facts.forwardBytes,
     open: () => new BufferedBody(facts.forwardBytes),
     // The client's bytes, for a trace's gen_ai.request.* (read only when a span records).
     raw,

@@ -34,7 +34,7 @@ export function completeExchange(exchange: Exchange, deps: CompletionDeps): void
   logExchange(exchange, leg ? charge : undefined, deps, durationSeconds);
 }
 
-/** The model a request is metered and priced as: the one the client asked for (what users search for). */
+/** The model a request is metered and priced as: the one that served (an alias's target, a fallback: SPEC 22). */
 function modelOf(exchange: Exchange, leg: UpstreamLeg | undefined): string {
   if (exchange.route.metering !== 'tokens') return `${exchange.method} ${exchange.route.template}`;
   return exchange.chat?.model ?? leg?.seen?.model ?? 'unknown';
@@ -93,7 +93,17 @@ function recordInLedger(exchange: Exchange, model: string, charge: Charge, deps:
     requestBytes: exchange.body?.bytes ?? 0,
     durationMs: Math.round(durationSeconds * 1000),
     traceId: exchange.trace?.traceId ?? null,
+    ...modelRouting(exchange, model),
   });
+}
+
+const NOT_ROUTED = { requestedModel: null, fallbackFrom: null };
+
+/** The name the client sent when another model served (an alias, a fallback), and the model a fallback replaced (SPEC 22). */
+function modelRouting(exchange: Exchange, model: string): { requestedModel: string | null; fallbackFrom: string | null } {
+  const requested = exchange.modelRoute?.requested;
+  if (requested === undefined) return NOT_ROUTED;
+  return { requestedModel: requested === model ? null : requested, fallbackFrom: exchange.fallbackFrom ?? null };
 }
 
 /** The Prometheus side of metering: tokens, cost and training jobs of a forwarded request. */

@@ -4,6 +4,7 @@ import type { TapResult } from '../metering/index.js';
 import type { RouteMetrics } from '../observability/index.js';
 import type { ForwardHandle, RouteSpec } from '../proxy/index.js';
 import type { RequestTrace } from '../tracing/index.js';
+import type { ModelRoute } from '../models/index.js';
 import type { Caller, ChatTerms, PreparedBody } from './values.js';
 
 export type { Caller, ChatTerms } from './values.js';
@@ -39,6 +40,10 @@ export class Exchange {
   leg?: UpstreamLeg;
   /** The code of the refusal or failure that answered it (for the log line). */
   errorCode?: string;
+  /** Where its chat went (SPEC 22): the model asked for, the model and upstream it resolved to. */
+  modelRoute?: ModelRoute;
+  /** The model a fallback replaced, when one did (SPEC 22). */
+  fallbackFrom?: string;
   /** Its spans, when tracing is on (nothing is built for a request otherwise). */
   trace: RequestTrace | undefined = undefined;
 

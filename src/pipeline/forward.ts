@@ -5,6 +5,7 @@ import { addIdentityHeaders, endToEndHeaders, forwardableHeaders, relayResponse,
 import type { RouteChain } from './chain.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
 import type { AnswerRule } from './ownership.js';
+import { chatBodyFor, FALLBACK_STATUSES, type FallbackPlan } from './routing.js';
 import type { PreparedBody } from './values.js';
 
 /** The handle of a request whose forward() has not returned yet: nothing to abort. */
@@ -30,15 +31,19 @@ export interface Outbound {
   /** The ownership rule's handling of the answer, if any. */
   readonly answer: AnswerRule | undefined;
   readonly meter: RouteChain['meter'];
+  /** Where it goes: the route's upstream, or the one its chat's model names (SPEC 22). */
+  readonly upstream: Upstream;
+  /** A chat's fallbacks, when its model has any (SPEC 22). */
+  readonly fallbacks: FallbackPlan | undefined;
 }
 
 /**
  * The one place the request's headers are made: the client's (less hop-by-hop and untrusted
  * ones), what the body step re-sends them with, the request id, and the caller's identity.
  */
-function prepareRequestHeaders(req: IncomingMessage, exchange: Exchange, body: PreparedBody, upstream: Upstream, untrusted: ReadonlySet<string>): void {
+function prepareRequestHeaders(req: IncomingMessage, clientHeaders: IncomingMessage['headers'], exchange: Exchange, body: PreparedBody, upstream: Upstream, untrusted: ReadonlySet<string>): void {
   // http-proxy-3 sends req.headers (adding X-Forwarded-* after the client's trusted ones).
-  const headers = forwardableHeaders(req.headers, untrusted);
+  const headers = forwardableHeaders(clientHeaders, untrusted);
   if (body.headers) for (const name in body.headers) headers[name] = body.headers[name];
   headers['x-request-id'] = exchange.id;
   // The upstream continues the gateway's trace (the client's trace headers are untrusted ones when tracing is on).
@@ -52,43 +57,74 @@ function prepareRequestHeaders(req: IncomingMessage, exchange: Exchange, body: P
 
 /** Sends an admitted request upstream and relays the response through the route's meter. */
 export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbound: Outbound, deps: ForwardDeps): void {
-  const { route, res } = exchange;
-  const { body, ownHeaders, answer } = outbound;
-  const upstream = deps.upstreams[route.upstream];
+  const { body } = outbound;
   const { chat } = body;
-  exchange.trace?.startUpstream({ upstream: route.upstream, method: exchange.method, chat: chat && { model: chat.model, sampling: chat.sampling, raw: body.raw } });
-  prepareRequestHeaders(req, exchange, body, upstream, deps.untrustedHeaders);
-  const stream = body.open((err) => {
-    exchange.leg?.handle.abort();
-    deps.fail(exchange, err);
-  });
+  exchange.trace?.startUpstream({ upstream: outbound.upstream.name, method: exchange.method, chat: chat && { model: chat.model, sampling: chat.sampling, raw: body.raw } });
   const sentAt = performance.now();
   const overheadMs = sentAt - exchange.startedAt;
   exchange.metrics.overhead.observe(overheadMs / 1000);
   // What the gateway itself took before the request left (auth, body, checks, limits): the same
   // number as the overhead histogram, per response, so a client can tell gateway from upstream.
-  ownHeaders['x-tollgate-overhead-ms'] = overheadMs.toFixed(2);
-  const leg: UpstreamLeg = { sentAt, handle: NOT_SENT, completed: false };
-  exchange.leg = leg;
-  leg.handle = upstream.forward(req, res, stream, {
-    onResponse(upstreamResponse) {
-      leg.respondedAt = performance.now();
-      leg.upstreamStatus = upstreamResponse.statusCode;
-      exchange.trace?.upstreamAnswered(upstreamResponse.statusCode ?? 0);
-      exchange.metrics.ttfb.observe((leg.respondedAt - sentAt) / 1000);
-      const status = upstreamResponse.statusCode ?? 502;
-      if (answer?.buffered && status >= 200 && status < 300) {
-        answerAfterReading(upstreamResponse, exchange, leg, ownHeaders, answer, deps);
-        return;
-      }
-      if (answer && !answer.buffered) void answer.settle(status, undefined).catch(() => undefined);
-      relay(upstreamResponse, exchange, leg, outbound, upstream.idleTimeoutMs, deps);
-    },
-    onFailure(kind, error) {
-      deps.metrics.recordUpstreamError(route.upstream, kind);
-      deps.fail(exchange, error);
-    },
+  outbound.ownHeaders['x-tollgate-overhead-ms'] = overheadMs.toFixed(2);
+  // Kept whole: a fallback sends the request again, its headers made anew for its upstream.
+  send(req, req.headers, exchange, outbound, deps);
+}
+
+/** One trip upstream: to outbound.upstream, or — after a fallback — to the fallback's. */
+function send(req: IncomingMessage, clientHeaders: IncomingMessage['headers'], exchange: Exchange, outbound: Outbound, deps: ForwardDeps): void {
+  const { res } = exchange;
+  const { body, ownHeaders, answer, upstream, fallbacks } = outbound;
+  prepareRequestHeaders(req, clientHeaders, exchange, body, upstream, deps.untrustedHeaders);
+  // The model that serves, after alias resolution and any fallback (SPEC 22).
+  if (body.chat) ownHeaders['x-tollgate-model'] = body.chat.model;
+  const stream = body.open((err) => {
+    exchange.leg?.handle.abort();
+    deps.fail(exchange, err);
   });
+  const leg: UpstreamLeg = { sentAt: exchange.leg?.sentAt ?? performance.now(), handle: NOT_SENT, completed: false };
+  exchange.leg = leg;
+  const fallBack = (reason: string): boolean => {
+    const next = fallbacks?.next();
+    if (next === undefined) return false;
+    deps.metrics.recordModelFallback(body.chat!.model, next.model, reason);
+    exchange.fallbackFrom ??= body.chat!.model;
+    const nextBody = (exchange.body = chatBodyFor(body, next.model));
+    send(req, clientHeaders, exchange, { ...outbound, body: nextBody, upstream: next.upstream }, deps);
+    return true;
+  };
+  leg.handle = upstream.forward(
+    req,
+    res,
+    stream,
+    {
+      onResponse(upstreamResponse, target) {
+        const status = upstreamResponse.statusCode ?? 502;
+        fallbacks?.reachedTarget(upstream, target);
+        if (fallbacks && FALLBACK_STATUSES.has(status) && fallBack(String(status))) {
+          upstreamResponse.resume();
+          return;
+        }
+        leg.respondedAt = performance.now();
+        leg.upstreamStatus = upstreamResponse.statusCode;
+        exchange.trace?.upstreamAnswered(upstreamResponse.statusCode ?? 0);
+        exchange.metrics.ttfb.observe((leg.respondedAt - leg.sentAt) / 1000);
+        if (answer?.buffered && status >= 200 && status < 300) {
+          answerAfterReading(upstreamResponse, exchange, leg, ownHeaders, answer, deps);
+          return;
+        }
+        if (answer && !answer.buffered) void answer.settle(status, undefined).catch(() => undefined);
+        relay(upstreamResponse, exchange, leg, outbound, upstream.idleTimeoutMs, deps);
+      },
+      onFailure(kind, error, target) {
+        deps.metrics.recordUpstreamError(upstream.name, kind);
+        // A refused connection sent nothing; a reset or a timeout may have reached the target.
+        if (kind !== 'connect') fallbacks?.reachedTarget(upstream, target);
+        if (fallbacks && fallBack(kind)) return;
+        deps.fail(exchange, error);
+      },
+    },
+    fallbacks?.avoidOn(upstream),
+  );
 }
 
 function relay(upstreamResponse: IncomingMessage, exchange: Exchange, leg: UpstreamLeg, outbound: Outbound, idleTimeoutMs: number, deps: ForwardDeps): void {
@@ -98,7 +134,7 @@ function relay(upstreamResponse: IncomingMessage, exchange: Exchange, leg: Upstr
     leg.completed = completed;
     leg.seen = tapResult;
     if (stalled) {
-      deps.metrics.recordUpstreamError(exchange.route.upstream, 'idle');
+      deps.metrics.recordUpstreamError(outbound.upstream.name, 'idle');
       exchange.errorCode = 'upstream_idle';
     }
   });

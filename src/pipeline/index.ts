@@ -17,6 +17,7 @@ import { completeExchange, type CompletionDeps } from './complete.js';
 import { Exchange } from './exchange.js';
 import { failExchange } from './fail.js';
 import { forwardExchange, type ForwardDeps } from './forward.js';
+import { chatBodyFor, FallbackPlan } from './routing.js';
 import { admissionDescriber } from './traced.js';
 import type { Caller } from './values.js';
 
@@ -89,16 +90,22 @@ function stepRunner(deps: PipelineDeps, fail: ForwardDeps['fail']): (req: Incomi
   const forwarding = forwardingOf(deps, fail);
   const identify = identifier(deps);
   const describeAdmission = admissionDescriber();
+  // With no routing table every chat goes to the route's upstream, as before: nothing to look up.
+  const router = deps.models.router.active ? deps.models.router : undefined;
+  const fallbackDeps = { access: deps.models.access, router: deps.models.router, upstreams: deps.upstreams };
   return async (req, exchange, chain) => {
     const { trace } = exchange;
     trace?.begin('auth');
     const caller = (exchange.caller = await identify(req));
     trace?.end();
     trace?.begin('validate');
-    const body = (exchange.body = await chain.readBody(req, caller));
+    let body = (exchange.body = await chain.readBody(req, caller));
     trace?.end();
+    const modelRoute = router && body.chat ? (exchange.modelRoute = router.resolve(body.chat.model)) : undefined;
+    // An alias: the body carries its target, and everything after (access, prices, limits) reads the target (SPEC 22).
+    if (modelRoute?.aliased) body = exchange.body = chatBodyFor(body, modelRoute.model);
     // Before the limits and before anything is forwarded (SPEC 21): a refused model costs nothing.
-    chain.checkModel?.(caller, body);
+    chain.checkModel?.(caller, body, modelRoute?.requested);
     let answer: AnswerRule | undefined;
     if (chain.ownershipChecked) {
       trace?.begin('ownership');
@@ -113,8 +120,10 @@ function stepRunner(deps: PipelineDeps, fail: ForwardDeps['fail']): (req: Incomi
       trace?.end(admission, describeAdmission);
       Object.assign(ownHeaders, admission.headers);
     }
-    if (answeredHere(chain.route, caller, deps.models.access)) return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
-    forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter }, forwarding);
+    if (answeredHere(chain.route, caller, deps.models.access, deps.models.listing)) return answerLocally(exchange, ownHeaders, await answerModels(req, caller, deps.models.listing));
+    const upstream = deps.upstreams[modelRoute?.upstream ?? chain.route.upstream]!;
+    const fallbacks = modelRoute && modelRoute.fallbacks.length > 0 ? new FallbackPlan(caller, modelRoute, fallbackDeps) : undefined;
+    forwardExchange(req, exchange, { body, ownHeaders, answer, meter: chain.meter, upstream, fallbacks }, forwarding);
   };
 }
 

@@ -7,7 +7,7 @@ import type { RouteSpec } from '../proxy/index.js';
 import type { Caller, PreparedBody } from './values.js';
 
 /** The model step (SPEC 21): throws the unknown-model 404 for a model the caller may not use. */
-export type ModelCheck = (caller: Caller, body: PreparedBody) => void;
+export type ModelCheck = (caller: Caller, body: PreparedBody, requested?: string) => void;
 
 export interface ModelStepDeps {
   readonly access: ModelAccess;
@@ -21,15 +21,16 @@ export interface ModelStepDeps {
  * Undefined: the route names no model.
  */
 export function modelCheckFor(route: RouteSpec, deps: ModelStepDeps): ModelCheck | undefined {
-  const refuse = (caller: Caller, model: string, param: string): void => {
+  // `shown`: the name the client sent (an alias is refused under its own name, SPEC 22).
+  const refuse = (caller: Caller, model: string, param: string, shown = model): void => {
     const scope = deps.access.refusal(caller, model);
     if (scope === undefined) return;
     deps.metrics.recordModelDenial(scope);
     // Another team's trained model is an ownership denial too (SPEC 13.2 counts those by kind).
     if (scope === 'ownership') deps.metrics.recordOwnershipDenial('model');
-    throw param === 'model' ? errors.modelNotFound(model) : errors.modelNotFoundIn(model, param);
+    throw param === 'model' ? errors.modelNotFound(shown) : errors.modelNotFoundIn(shown, param);
   };
-  if (route.body === 'chat') return (caller, body) => body.chat && refuse(caller, body.chat.model, 'model');
+  if (route.body === 'chat') return (caller, body, requested) => body.chat && refuse(caller, body.chat.model, 'model', requested);
   const field = route.checksModel;
   if (field === undefined) return undefined;
   // Worded as the ownership step words a model creation's body: whichever reads it first answers alike.
@@ -43,8 +44,8 @@ export function modelCheckFor(route: RouteSpec, deps: ModelStepDeps): ModelCheck
 }
 
 /** Whether the gateway answers this request itself: one model always; the list unless nothing is withheld from the caller (then the host's own list passes). */
-export function answeredHere(route: RouteSpec, caller: Caller, access: ModelAccess): boolean {
-  return route.answeredBy === 'model' || (route.answeredBy === 'model-list' && !access.isOpenTo(caller));
+export function answeredHere(route: RouteSpec, caller: Caller, access: ModelAccess, listing: ModelListing): boolean {
+  return route.answeredBy === 'model' || (route.answeredBy === 'model-list' && (listing.answersEveryList || !access.isOpenTo(caller)));
 }
 
 /** The answer of a route the gateway serves itself (`answeredBy: models`): the caller's models, as JSON. */

@@ -30,6 +30,8 @@ export interface ChatTerms {
 export interface PreparedBody {
   /** What the chat body said (model, tokens to reserve); absent for other routes. */
   readonly chat?: ChatTerms;
+  /** A chat's bytes as they go upstream (include_usage added when forced): what a model rewrite edits. */
+  readonly forwardBytes?: Buffer;
   /** The whole body, for a route that reads it (`json`): what later steps look into. */
   readonly raw?: Buffer;
   /**

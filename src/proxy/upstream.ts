@@ -14,9 +14,9 @@ export type { PoolEvents } from './pool/targets.js';
 /** What the caller learns about one forwarded exchange. */
 export interface ForwardHandlers {
   /** Upstream response headers arrived; the caller relays the body itself. */
-  onResponse(upstreamResponse: IncomingMessage): void;
-  /** No response: refused, reset or timed out. `error` is the 502/504 to answer with. */
-  onFailure(kind: UpstreamErrorKind, error: GatewayError): void;
+  onResponse(upstreamResponse: IncomingMessage, target: string): void;
+  /** No response: refused, reset or timed out. `error` is the 502/504 to answer with; `target` the last one tried. */
+  onFailure(kind: UpstreamErrorKind, error: GatewayError, target: string): void;
 }
 
 /** Lets the caller give up on an exchange it already answered (e.g. an upload grew past its limit). */
@@ -33,8 +33,11 @@ export interface Upstream {
   /**
    * Sends the request upstream. `body` replaces the client's stream when the gateway has read
    * or wraps it (chat bytes as a BufferedBody, counted preview uploads); it is pipe()d upstream.
+   * `avoid`: targets (`host:port`) that must not get this request (a chat they already received, SPEC 22).
    */
-  forward(req: IncomingMessage, res: ServerResponse, body: Stream | undefined, handlers: ForwardHandlers): ForwardHandle;
+  forward(req: IncomingMessage, res: ServerResponse, body: Stream | undefined, handlers: ForwardHandlers, avoid?: readonly string[]): ForwardHandle;
+  /** Each target's `host:port`. */
+  readonly targetKeys: readonly string[];
   /** Each target's state, for /readyz. */
   targetStates(): ReturnType<TargetPool['states']>;
   close(): void;
@@ -58,8 +61,10 @@ interface Pending {
   attempt: number;
   /** The current attempt counts in target.outstanding (pools of several only). */
   holding: boolean;
-  /** Targets already tried, made on the first retry. */
+  /** Targets already tried (and those to avoid), made on the first retry or when some are avoided. */
   tried: PoolTarget[] | undefined;
+  /** How many of `tried` were avoided rather than tried: they use up no retry. */
+  avoided: number;
   /** X-Forwarded-* as the client sent them: http-proxy-3 appends to them on every attempt. */
   forwarded: (string | string[] | undefined)[] | undefined;
 }
@@ -115,7 +120,7 @@ function release(entry: Pending): void {
 }
 
 function fail(entry: Pending, kind: UpstreamErrorKind, error: GatewayError): void {
-  if (settle(entry)) entry.handlers.onFailure(kind, error);
+  if (settle(entry)) entry.handlers.onFailure(kind, error, entry.target.key);
 }
 
 /** Whether the request may be sent again: its body can be replayed and, once sent, it only reads. */
@@ -161,7 +166,7 @@ function answered(pool: Pool, entry: Pending, req: IncomingMessage, upstreamResp
     upstreamResponse.once('close', () => release(held));
   }
   settle(entry);
-  entry.handlers.onResponse(upstreamResponse);
+  entry.handlers.onResponse(upstreamResponse, entry.target.key);
 }
 
 /** Nothing per request: a pool of one has its target in the server's own options. */
@@ -201,7 +206,7 @@ function attempt(pool: Pool, entry: Pending, req: IncomingMessage): void {
 function retry(pool: Pool, entry: Pending, req: IncomingMessage, reason: UpstreamRetryReason, now: number): boolean {
   const tried = (entry.tried ??= []);
   tried.push(entry.target);
-  if (tried.length > pool.config.retries) return false;
+  if (tried.length - entry.avoided > pool.config.retries) return false;
   const next = pool.targets.pick(now, tried);
   if (next === undefined) return false;
   release(entry);
@@ -219,18 +224,20 @@ function retry(pool: Pool, entry: Pending, req: IncomingMessage, reason: Upstrea
 }
 
 /** Upstream.forward of one pool: the exchange settles once, by response, failure, client close or abort. */
-function forward(pool: Pool, req: IncomingMessage, res: ServerResponse, body: Stream | undefined, handlers: ForwardHandlers): ForwardHandle {
+function forward(pool: Pool, req: IncomingMessage, res: ServerResponse, body: Stream | undefined, handlers: ForwardHandlers, avoid?: readonly string[]): ForwardHandle {
   const { name, config, targets } = pool;
+  const avoided = avoid === undefined || avoid.length === 0 ? undefined : targets.targets.filter((target) => avoid.includes(target.key));
   // Our own timer, shared by every attempt: http-proxy-3's proxyTimeout surfaces as a reset, and a timeout must answer 504.
   const entry: Pending = {
     handlers,
     res,
     body,
     settled: false,
-    target: targets.several ? targets.pick(Date.now())! : targets.targets[0]!,
+    target: targets.several ? targets.pick(Date.now(), avoided)! : targets.targets[0]!,
     attempt: 0,
     holding: false,
-    tried: undefined,
+    tried: avoided,
+    avoided: avoided?.length ?? 0,
     forwarded: targets.several ? FORWARDED.map((header) => req.headers[header]) : undefined,
     timer: setTimeout(() => {
       fail(entry, 'timeout', errors.upstreamTimeout(name, config.timeoutMs));
@@ -270,7 +277,8 @@ export function createUpstream(name: UpstreamName, config: UpstreamConfig, event
     name,
     idleTimeoutMs: config.idleTimeoutMs,
     identityHeaders: config.identityHeaders,
-    forward: (req, res, body, handlers) => forward(pool, req, res, body, handlers),
+    forward: (req, res, body, handlers, avoid) => forward(pool, req, res, body, handlers, avoid),
+    targetKeys: targets.targets.map((target) => target.key),
     targetStates: () => targets.states(Date.now()),
     close() {
       stopChecks?.();

@@ -7,4 +7,5 @@ export { decodePythonJson, pythonJsonError, pythonTopLevelMembers, type PythonRe
 export { pythonFloatRepr, renderFastApiJson, renderFastApiJsonWithin } from './encoder.js';
 export { jsonParseKeepsPythonValues } from './exact-parse.js';
 export { detectJsonEncoding } from './detect-encoding.js';
+export { withTopLevelString } from './member-value.js';
 export { PyFloat, PyInt, toJsValue, type PyDict, type PyValue } from './value.js';

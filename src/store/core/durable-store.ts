@@ -162,6 +162,10 @@ export interface LedgerRow {
   durationMs: number;
   /** The request's trace (SPEC 18), when tracing was on: what to look up in Tempo or Jaeger. */
   traceId: string | null;
+  /** The model name the client sent, when another model served it (an alias or a fallback, SPEC 22). */
+  requestedModel?: string | null;
+  /** The model a fallback replaced (SPEC 22); null when the first model served. */
+  fallbackFrom?: string | null;
 }
 
 export type UsageGroupBy = 'model' | 'key' | 'day' | 'month' | 'route';

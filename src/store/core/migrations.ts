@@ -267,6 +267,15 @@ async function addModelLists(db: Kysely<Database>, c: ColumnTypes): Promise<void
   await db.schema.alterTable('teams').addColumn('models', c.json).execute();
 }
 
+/**
+ * Version 8 (SPEC 22): the model name a client sent when another served it (an alias, a
+ * fallback), and the model a fallback replaced. Nullable columns only: applies in any order.
+ */
+async function addLedgerModelRouting(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema.alterTable('ledger').addColumn('requested_model', c.text).execute();
+  await db.schema.alterTable('ledger').addColumn('fallback_from', c.text).execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -307,6 +316,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 7,
     description: 'model patterns of keys and teams',
     up: addModelLists,
+  },
+  {
+    version: 8,
+    description: 'requested model and fallback of each ledger row',
+    up: addLedgerModelRouting,
   },
 ];
 

@@ -82,6 +82,8 @@ export function ledgerRowFrom(row: Selectable<LedgerTable>): LedgerRow {
     requestBytes: toNumber(row.request_bytes),
     durationMs: row.duration_ms,
     traceId: row.trace_id,
+    requestedModel: row.requested_model,
+    fallbackFrom: row.fallback_from,
   };
 }
 

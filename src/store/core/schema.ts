@@ -103,6 +103,9 @@ export interface LedgerTable {
   request_bytes: BigCount;
   duration_ms: number;
   trace_id: string | null;
+  /** Version 8 (SPEC 22). */
+  requested_model: string | null;
+  fallback_from: string | null;
 }
 
 /** Version 6 (SPEC 17): one signed-in console browser. */

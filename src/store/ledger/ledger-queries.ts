@@ -37,6 +37,8 @@ function ledgerInsert(row: LedgerRow, dialect: SqlDialect): Insertable<LedgerTab
     request_bytes: integer(row.requestBytes, 'requestBytes'),
     duration_ms: integer(row.durationMs, 'durationMs'),
     trace_id: row.traceId,
+    requested_model: row.requestedModel ?? null,
+    fallback_from: row.fallbackFrom ?? null,
   };
 }
 
@@ -44,6 +46,7 @@ function ledgerInsert(row: LedgerRow, dialect: SqlDialect): Insertable<LedgerTab
 export const LEDGER_COLUMNS = [
   'id', 'request_id', 'at', 'team', 'project', 'key_id', 'route', 'method', 'status', 'model',
   'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_nanos', 'estimated', 'request_bytes', 'duration_ms', 'trace_id',
+  'requested_model', 'fallback_from',
 ] as const satisfies ReadonlyArray<keyof LedgerTable>;
 
 /**

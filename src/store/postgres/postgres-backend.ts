@@ -30,6 +30,8 @@ const LEDGER_ARRAY_TYPES: Record<(typeof LEDGER_COLUMNS)[number], string> = {
   request_bytes: 'bigint[]',
   duration_ms: 'integer[]',
   trace_id: 'text[]',
+  requested_model: 'text[]',
+  fallback_from: 'text[]',
 };
 
 /**

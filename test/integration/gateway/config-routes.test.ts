@@ -211,7 +211,7 @@ describe('routes from the configuration (SPEC 20): the newer training API', () =
     }
     writeFileSync(path, yaml(databasePath, service.url, inference.url, `routes:\n  - { path: /v1/training/x, methods: [GET], upstream: elsewhere }\n`));
     const unknownUpstream = await request(gw.url).post('/admin/config/reload').set(admin);
-    expect(unknownUpstream.body.error.message).toBe(`${path}: routes[0].upstream: must be one of service, inference`);
+    expect(unknownUpstream.body.error.message).toBe(`${path}: routes[0].upstream: unknown upstream "elsewhere" (configured: service, inference)`);
     writeFileSync(path, yaml(databasePath, service.url, inference.url, `routes:\n  - { path: /v1/training/x, methods: [GET], upstream: service }\n`));
     const unguarded = await request(gw.url).post('/admin/config/reload').set(admin);
     expect(unguarded.body.error.message).toMatch(new RegExp(`^${path}: routes\\[0\\]\\.ownership: ownership is on: a route to the service must say how it is guarded`));

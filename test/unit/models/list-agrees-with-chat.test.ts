@@ -37,14 +37,14 @@ describe('each caller\'s /v1/models agrees with what chat admits (SPEC 21)', () 
   it('every listed id is admitted; every unlisted id of the upstream list gets the unknown-model 404 body', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
-        const rules = new ModelRules({ groups: GROUPS, default: s.defaultList, listCacheMs: 10_000 });
+        const rules = new ModelRules({ groups: GROUPS, default: s.defaultList });
         const owners = {
           ownerOfArtifact: (artifact: string) => (s.ownedBy && artifact === 'ent/proj/tuned' ? { team: s.ownedBy } : undefined),
           trainedModelsOf: (team: string) => (s.ownedBy === team ? [{ artifact: 'ent/proj/tuned', createdAt: '2026-01-01T00:00:00.000Z' }] : []),
         };
         const access = new ModelAccess(rules, { modelsOf: () => s.teamList }, owners);
         const upstream: ModelObject[] = s.upstream.map((id) => ({ id, object: 'model', created: 0, owned_by: 'system' }));
-        const listing = new ModelListing(access, new ModelCatalog(async () => upstream, 10_000, () => undefined), owners);
+        const listing = new ModelListing(access, [new ModelCatalog(async () => upstream, 10_000, () => undefined)], owners);
         const check = modelCheckFor(CHAT, { access, listing, metrics: { recordModelDenial: () => undefined, recordOwnershipDenial: () => undefined } })!;
         const caller: Caller = {
           principal: { kind: s.kind, id: 'k', team: 'team-a', projects: new Set(['*']), defaultProject: 'default', limits: {}, models: s.keyList ?? null },
