@@ -85,7 +85,7 @@ describe('parseConfig', () => {
 
   it.each([
     ['a bad sha256', `${minimal}auth: {keys: [{id: k, sha256: "xyz", team: t}]}`, 'config: auth.keys[0].sha256: must be a SHA-256 digest: 64 hex characters'],
-    ['an unknown upstream', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}, other: {url: "http://c"}}', 'config: upstreams: unknown key(s) "other"'],
+    ['an upstream name that cannot be a label', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}, "a b": {url: "http://c"}}', 'config: upstreams.a b: an upstream name is letters, digits, _ . - (at most 64, starting with a letter or digit)'],
     ['a negative limit', `${minimal}rateLimits: {projects: {"team-a/*": {tpm: -1}}}`, 'config: rateLimits.projects.team-a/*.tpm: Too small: expected number to be >0'],
     ['a missing upstream', 'upstreams: {service: {url: "http://a"}}', 'config: upstreams.inference: Invalid input: expected object, received undefined'],
     ['a non-http upstream URL', 'upstreams: {service: {url: "ftp://a"}, inference: {url: "http://b"}}', 'config: upstreams.service.url: must be an http:// or https:// URL'],

@@ -63,7 +63,7 @@ describe('routes: (SPEC 20) at start-up', () => {
       [route('path: /v1/a%2Fb, methods: [GET], upstream: service'), 'routes[0].path: segment "a%2Fb" must be a literal (no %, *, ?, #) or a {name} parameter'],
       [route('path: /v1/a/*/b, methods: [GET], upstream: service'), 'routes[0].path: segment "*" must be a literal (no %, *, ?, #) or a {name} parameter'],
       [route('path: "/v1/a/{id}/{id}", methods: [GET], upstream: service'), 'routes[0].path: parameter {id} appears twice'],
-      [route('path: /v1/a, methods: [GET], upstream: billing'), 'routes[0].upstream: must be one of service, inference'],
+      [route('path: /v1/a, methods: [GET], upstream: billing'), 'routes[0].upstream: unknown upstream "billing" (configured: service, inference)'],
       [route('path: /v1/a, methods: [FETCH], upstream: service'), 'routes[0].methods[0]: must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'],
       [route('path: /v1/a, methods: [GET, GET], upstream: service'), 'routes[0].methods: names a method twice'],
       [route('path: /v1/a, methods: [], upstream: service'), 'routes[0].methods: must name at least one method'],
