@@ -165,6 +165,15 @@ export interface ModelsTable {
   readonly teams: ReadonlyArray<{ readonly id: string; readonly models: readonly string[] | null; readonly effective: readonly string[] }>;
   readonly currency: string;
   readonly usage: ReadonlyArray<{ readonly team: string; readonly model: string; readonly requests: number; readonly total_tokens: number; readonly cost: number }>;
+  readonly routing: ModelRouting;
+}
+
+/** SPEC 22: where chat goes, by model; each upstream's targets and their state. */
+export interface ModelRouting {
+  readonly routes: ReadonlyArray<{ readonly match: string; readonly upstream: string; readonly default: boolean }>;
+  readonly aliases: ReadonlyArray<{ readonly alias: string; readonly target: string; readonly upstream: string }>;
+  readonly fallbacks: ReadonlyArray<{ readonly model: string; readonly to: ReadonlyArray<{ readonly model: string; readonly upstream: string }> }>;
+  readonly upstreams: Readonly<Record<string, { readonly up: number; readonly targets: ReadonlyArray<{ readonly target: string; readonly state: string }> }>>;
 }
 
 export interface UsageRow {

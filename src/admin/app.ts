@@ -11,7 +11,7 @@ import { requestIdFor, type Logger, type Metrics } from '../observability/index.
 import type { StoreHandle } from '../store/index.js';
 import type { OwnershipRegistry } from '../ownership/index.js';
 import type { TeamAdmin } from '../teams/index.js';
-import type { ModelAccess } from '../models/index.js';
+import type { ModelAccess, ModelRouter } from '../models/index.js';
 import { malformedPathEncoding, type Upstream } from '../proxy/index.js';
 import { audited, type AuditTrail } from './audit.js';
 import { ConsoleSessions } from '../sessions/index.js';
@@ -30,7 +30,7 @@ export interface CurrentConfig {
   readonly metricsHandler: (req: IncomingMessage, res: ServerResponse) => void;
   readonly upstreams: Readonly<Record<string, Pick<Upstream, 'targetStates'>>>;
   /** Who may use which model (SPEC 21): admin writes check lists against its groups and team lists. */
-  readonly models: { readonly access: ModelAccess };
+  readonly models: { readonly access: ModelAccess; readonly router: ModelRouter };
 }
 
 export interface OperationsAppDeps {
@@ -131,6 +131,10 @@ function mountAdminRoutes(app: Express, deps: OperationsAppDeps, sessions: Conso
     adminKeys: deps.adminKeys,
     teamsRequired: () => deps.current().config.teams.require,
     models: () => deps.current().models.access,
+    modelRouting: () => {
+      const current = deps.current();
+      return { config: current.config.models, router: current.models.router, upstreams: current.upstreams };
+    },
     trail: deps.trail,
     handle: deps.handle,
     ledger: deps.ledger,

@@ -1,7 +1,9 @@
 import type { RequestHandler } from 'express';
 import { utcDay, utcMonthStart } from '../calendar.js';
 import type { Ledger } from '../metering/index.js';
-import type { ModelAccess } from '../models/index.js';
+import type { ModelsConfig } from '../config/index.js';
+import type { ModelAccess, ModelRouter } from '../models/index.js';
+import type { Upstream } from '../proxy/index.js';
 import { nanosToAmount } from '../money.js';
 import { DatabaseUnavailableError, type StoreHandle } from '../store/index.js';
 import type { TeamAdmin } from '../teams/index.js';
@@ -14,6 +16,38 @@ export interface ModelsHandlerDeps {
   readonly handle: StoreHandle;
   readonly ledger: Ledger;
   readonly currency: () => string;
+  readonly modelRouting: () => ModelRoutingSource;
+}
+
+/** What the routing part of the answer is read from: the running configuration's. */
+export interface ModelRoutingSource {
+  readonly config: Pick<ModelsConfig, 'routes' | 'fallbacks'>;
+  readonly router: ModelRouter;
+  readonly upstreams: Readonly<Record<string, Pick<Upstream, 'targetStates'>>>;
+}
+
+/**
+ * The routing tables as the gateway applies them (SPEC 22): routes in order (then the default),
+ * aliases with chains resolved, fallbacks, and each upstream's targets with their state. Names
+ * and host:port only: an upstream's credentials never leave the configuration.
+ */
+function routingView({ config, router, upstreams }: ModelRoutingSource) {
+  const health = Object.fromEntries(
+    Object.entries(upstreams).map(([name, upstream]) => {
+      const targets = upstream.targetStates().map(({ target, state }) => ({ target, state }));
+      return [name, { up: targets.filter((t) => t.state === 'up').length, targets }];
+    }),
+  );
+  return {
+    routes: [
+      ...config.routes.map(({ match, upstream }) => ({ match, upstream, default: false })),
+      // What no route matches goes to the training service, as before routing existed.
+      ...(config.routes.some((route) => route.match === '*') ? [] : [{ match: '*', upstream: 'service', default: true }]),
+    ],
+    aliases: [...router.aliases].map(([alias, target]) => ({ alias, target, upstream: router.upstreamOf(target) })),
+    fallbacks: Object.entries(config.fallbacks).map(([model, to]) => ({ model, to: to.map((name) => ({ model: name, upstream: router.upstreamOf(name) })) })),
+    upstreams: health,
+  };
 }
 
 /** How long a read waits for this instance's buffered rows to reach the database (as /admin/usage). */
@@ -63,6 +97,7 @@ export const modelsHandler = (deps: ModelsHandlerDeps): RequestHandler => async 
       teams,
       currency: deps.currency(),
       usage,
+      routing: routingView(deps.modelRouting()),
     });
   } catch (err) {
     next(err instanceof DatabaseUnavailableError ? databaseUnavailable() : err);

@@ -9,7 +9,7 @@ import { createTeamHandler, deleteTeamHandler, getTeamHandler, listTeamsHandler,
 import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js';
 import { configStatusHandler, reloadHandler, type Reload } from './config-handlers.js';
 import type { ModelAccess } from '../models/index.js';
-import { modelsHandler } from './models.js';
+import { modelsHandler, type ModelRoutingSource } from './models.js';
 import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
@@ -38,6 +38,8 @@ export interface AdminRouteDeps {
   readonly teamsRequired: () => boolean;
   /** The running configuration's models rule (SPEC 21). */
   readonly models: () => ModelAccess;
+  /** The running configuration's model routing and its upstreams' health (SPEC 22). */
+  readonly modelRouting: () => ModelRoutingSource;
   readonly trail: AuditTrail;
   readonly handle: StoreHandle;
   readonly ledger: Ledger;

@@ -155,7 +155,14 @@ export async function startConsoleStack(consoleDir: string): Promise<ConsoleStac
         ],
       },
       // Model groups (SPEC 21): what the Models page and the models fields show.
-      models: { groups: { base: ['OpenPipe/*'], premium: ['openai/*'] } },
+      // Routing (SPEC 22): a named upstream (the same fixture), an alias and a fallback for the page.
+      upstreams: { vllm: { url: service.url, timeoutMs: 2000 } },
+      models: {
+        groups: { base: ['OpenPipe/*'], premium: ['openai/*'] },
+        routes: [{ match: 'OpenPipe/*', upstream: 'vllm' }],
+        aliases: { fast: 'OpenPipe/Qwen3-14B-Instruct' },
+        fallbacks: { 'OpenPipe/Qwen3-14B-Instruct': ['meta-llama/Llama-3.1-8B-Instruct'] },
+      },
       metering: { prices: { models: { [MODEL]: { prompt: 1000, completion: 3000 } } } },
     },
   );

@@ -83,7 +83,7 @@ describe('models in the console (Chromium)', () => {
     expect(team.body.models).toEqual(['@premium']);
   });
 
-  it('shows the Models page: groups, default, each team\'s effective list, usage by model', async () => {
+  it('shows the Models page: groups, default, each team\'s effective list, routes, aliases and fallbacks with their upstream\'s health, usage by model', async () => {
     const { page } = await openConsole(browser, stack.gw.url, contexts);
     await signIn(page, KEYS.admin);
     expect((await stack.chat(KEYS.teamA)).status).toBe(200);
@@ -93,6 +93,14 @@ describe('models in the console (Chromium)', () => {
     const teams = page.getByRole('table', { name: 'Models each team may use' });
     expect(await teams.getByRole('row').filter({ has: page.getByRole('cell', { name: 'team-b', exact: true }) }).getByRole('cell').allTextContents()).toEqual(['team-b', 'the default', '*']);
     await page.getByRole('table', { name: 'Usage by model this month' }).getByRole('cell', { name: MODEL, exact: true }).first().waitFor();
+    const rowsOf = (caption: string) => page.getByRole('table', { name: caption }).locator('tbody tr');
+    const cells = async (caption: string): Promise<string[][]> => Promise.all((await rowsOf(caption).all()).map((row) => row.getByRole('cell').allTextContents()));
+    expect(await cells('Model routes')).toEqual([
+      ['OpenPipe/*', 'vllm', '1/1 up'],
+      ['anything else', 'service', '1/1 up'],
+    ]);
+    expect(await cells('Model aliases')).toEqual([['fast', 'OpenPipe/Qwen3-14B-Instruct', 'vllm', '1/1 up']]);
+    expect(await cells('Model fallbacks')).toEqual([['OpenPipe/Qwen3-14B-Instruct', `${LLAMA} → service (1/1 up)`]]);
     await page.screenshot({ path: join(SCREENSHOTS, 'models.png'), fullPage: true });
   });
 });

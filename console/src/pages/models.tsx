@@ -3,8 +3,9 @@ import { formatCost, formatCount } from '../ui/format.js';
 import { useLoad } from '../ui/load.js';
 import { modelsInWords } from '../ui/models.js';
 import { DataTable, LoadError, Panel } from '../ui/widgets.js';
+import { ModelRoutingTables } from './model-routing.js';
 
-/** Models (SPEC 21): the groups and default, each team's effective list, this month's usage by model. */
+/** Models (SPEC 21, 22): the groups and default, each team's effective list, where chat goes, this month's usage by model. */
 export function ModelsPage() {
   const table = useLoad(() => call<ModelsTable>(adminUrl('models')), []);
   const data = table.data;
@@ -37,6 +38,7 @@ export function ModelsPage() {
           { label: 'Effective', cell: (team) => modelsInWords(team.effective, 'every model') },
         ]}
       />
+      <ModelRoutingTables routing={data?.routing} loading={table.loading} />
       <DataTable
         caption="Usage by model this month"
         rows={usage}
