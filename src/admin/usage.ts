@@ -57,8 +57,8 @@ function ledgerRow(row: LedgerRow): Record<string, string | number | boolean | n
     request_bytes: row.requestBytes,
     duration_ms: row.durationMs,
     trace_id: row.traceId,
-    requested_model: row.requestedModel ?? null,
-    fallback_from: row.fallbackFrom ?? null,
+    requested_model: row.requestedModel,
+    fallback_from: row.fallbackFrom,
   };
 }
 

@@ -163,9 +163,9 @@ export interface LedgerRow {
   /** The request's trace (SPEC 18), when tracing was on: what to look up in Tempo or Jaeger. */
   traceId: string | null;
   /** The model name the client sent, when another model served it (an alias or a fallback, SPEC 22). */
-  requestedModel?: string | null;
+  requestedModel: string | null;
   /** The model a fallback replaced (SPEC 22); null when the first model served. */
-  fallbackFrom?: string | null;
+  fallbackFrom: string | null;
 }
 
 export type UsageGroupBy = 'model' | 'key' | 'day' | 'month' | 'route';

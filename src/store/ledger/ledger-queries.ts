@@ -37,8 +37,8 @@ function ledgerInsert(row: LedgerRow, dialect: SqlDialect): Insertable<LedgerTab
     request_bytes: integer(row.requestBytes, 'requestBytes'),
     duration_ms: integer(row.durationMs, 'durationMs'),
     trace_id: row.traceId,
-    requested_model: row.requestedModel ?? null,
-    fallback_from: row.fallbackFrom ?? null,
+    requested_model: row.requestedModel,
+    fallback_from: row.fallbackFrom,
   };
 }
 

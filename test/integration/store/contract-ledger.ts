@@ -49,7 +49,7 @@ export function describeLedgerContract({ store }: ContractContext): void {
     };
 
     it('stores every field as given and answers it back', async () => {
-      const row = ledgerRow({ estimated: true, requestBytes: 3_000_000_000, costNanos: 4_503_599_627_370_496, status: 499, durationMs: 120_000 });
+      const row = ledgerRow({ estimated: true, requestBytes: 3_000_000_000, costNanos: 4_503_599_627_370_496, status: 499, durationMs: 120_000, requestedModel: 'fast', fallbackFrom: 'openai/gpt-5' });
       expect(await store().insertLedgerRows([row])).toBe(1);
       expect((await store().pageLedger({ from: '2025-01-15', to: '2025-01-15', limit: 10 })).rows).toEqual([row]);
     });

@@ -45,6 +45,8 @@ export function ledgerRow(overrides: Partial<LedgerRow> = {}): LedgerRow {
     requestBytes: 512,
     durationMs: 35,
     traceId: null,
+    requestedModel: null,
+    fallbackFrom: null,
     ...overrides,
   };
 }
