@@ -55,6 +55,31 @@ function prepareRequestHeaders(req: IncomingMessage, clientHeaders: IncomingMess
   req.headers = headers;
 }
 
+/** What a header value may hold (Node refuses anything else); a model name is any JSON string. */
+const HEADER_SAFE = /^[\x20-\x7e]*$/;
+/** x-tollgate-model's longest value: a client's header limit (Node: 16 KiB for all) must not be reached by a name. */
+const MAX_MODEL_HEADER = 1024;
+/** The bytes encodeURIComponent leaves as they are. */
+const UNRESERVED = /[A-Za-z0-9\-_.!~*'()]/;
+
+/**
+ * A model name as a header value: as it is when printable ASCII (and not too long); else its
+ * UTF-8 bytes percent-encoded as encodeURIComponent does (a lone surrogate as U+FFFD, where
+ * encodeURIComponent would throw), cut before MAX_MODEL_HEADER between two characters.
+ */
+function modelHeader(model: string): string {
+  if (model.length <= MAX_MODEL_HEADER && HEADER_SAFE.test(model)) return model;
+  let out = '';
+  for (const char of model) {
+    const piece = char.length === 1 && UNRESERVED.test(char) ? char : percentEncoded(char);
+    if (out.length + piece.length > MAX_MODEL_HEADER) break;
+    out += piece;
+  }
+  return out;
+}
+
+const percentEncoded = (char: string): string => [...Buffer.from(char, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+
 /** Sends an admitted request upstream and relays the response through the route's meter. */
 export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbound: Outbound, deps: ForwardDeps): void {
   const { body } = outbound;
@@ -76,7 +101,7 @@ function send(req: IncomingMessage, clientHeaders: IncomingMessage['headers'], e
   const { body, ownHeaders, answer, upstream, fallbacks } = outbound;
   prepareRequestHeaders(req, clientHeaders, exchange, body, upstream, deps.untrustedHeaders);
   // The model that serves, after alias resolution and any fallback (SPEC 22).
-  if (body.chat) ownHeaders['x-tollgate-model'] = body.chat.model;
+  if (body.chat) ownHeaders['x-tollgate-model'] = modelHeader(body.chat.model);
   const stream = body.open((err) => {
     exchange.leg?.handle.abort();
     deps.fail(exchange, err);

@@ -177,6 +177,7 @@ logging: { level: warn }
     expect(Object.keys(lines[0]!)).toEqual([
       'id', 'request_id', 'at', 'team', 'project', 'key', 'route', 'method', 'status', 'model',
       'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost', 'estimated', 'request_bytes', 'duration_ms', 'trace_id',
+      'requested_model', 'fallback_from',
     ]);
     expect(first.headers['x-has-more']).toBe('true');
     const json = await request(a.url).get(`/admin/usage/requests?from=${utcDay()}&to=${utcDay()}&limit=5`).set(admin);

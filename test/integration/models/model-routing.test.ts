@@ -83,6 +83,16 @@ describe('model routing: named upstreams, aliases, fallbacks (SPEC 22)', () => {
     expect(counts().map((n, i) => n - before[i]!)).toEqual([1, 1, 2]);
   });
 
+  it('percent-encodes a model name that cannot be a header value in x-tollgate-model (UTF-8), and forwards it as sent', async () => {
+    const res = await ask('modèle\u0000/ü');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-tollgate-model')).toBe('mod%C3%A8le%00%2F%C3%BC');
+    expect(JSON.parse(service.chats().at(-1)!.body.toString('utf8')).model).toBe('modèle\u0000/ü');
+    const long = await ask(`${'é'.repeat(400)}\ud800`);
+    expect(long.status).toBe(200);
+    expect(long.headers.get('x-tollgate-model')).toBe('%C3%A9'.repeat(170));
+  });
+
   it('forwards an alias as its target, every other byte as sent; the alias is read as Python reads the body (last duplicate key)', async () => {
     const sent = '{"model": "nope", "messages":[{"role":"user","content":"h\\u00e9 \\"model\\": x"}],  "temperature":1.50, "model" :"quick" , "n":1}';
     const res = await chat(KEYS.teamA, sent);
