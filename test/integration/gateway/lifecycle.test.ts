@@ -28,7 +28,8 @@ auth:
 describe('start-up', () => {
   it.each([
     ['a sha256 that is not 64 hex chars', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nauth: {keys: [{id: k, sha256: abc, team: t}]}\n', 'auth.keys[0].sha256: must be a SHA-256 digest: 64 hex characters'],
-    ['an unknown upstream', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}, billing: {url: "http://c"}}\n', 'upstreams: unknown key(s) "billing"'],
+    ['a model route naming an unknown upstream', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nmodels: {routes: [{match: "a/*", upstream: billing}]}\n', 'models.routes[0].upstream: unknown upstream "billing" (configured: service, inference)'],
+    ['an alias cycle', 'upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nmodels: {aliases: {a: b, b: a}}\n', 'models.aliases.a: the aliases form a cycle (a -> b -> a)'],
     ['a negative limit', `upstreams: {service: {url: "http://a"}, inference: {url: "http://b"}}\nauth: {keys: [{id: k, sha256: "${'a'.repeat(64)}", team: t, limits: {rpm: -5}}]}\n`, 'auth.keys[0].limits.rpm: Too small: expected number to be >0'],
   ])('exits 1 with one line naming the key path for %s', async (_name, yaml, message) => {
     const path = writeTempConfig(yaml);
