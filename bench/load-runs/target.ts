@@ -12,7 +12,7 @@ import { createGatewayServer } from '../../src/server.js';
 import { announceListening, exitWithParent } from '../processes/child-lifecycle.js';
 import { answerStatsRequests, ownStats } from '../processes/process-stats.js';
 import { runClusterPrimary } from './target-cluster.js';
-import { BENCH_KEY_SHA256, BENCH_PRICES, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHED_LIMITS } from './workload.js';
+import { BENCH_KEY_SHA256, BENCH_MODEL, BENCH_PRICES, BENCH_PROJECT, BENCH_TEAM, NEVER_REACHED_LIMITS } from './workload.js';
 
 /**
  * One target under load, in its own process: `proxy` (a bare http-proxy-3 ProxyServer with a
@@ -35,6 +35,25 @@ const tracingEndpoint = process.env.BENCH_TRACING_ENDPOINT ?? '';
 const tracingRatio = Number(process.env.BENCH_TRACING_RATIO || '1');
 /** 1: model allow-lists on the key and its team, matched by wildcards (`--model-lists`). */
 const modelLists = process.env.BENCH_MODEL_LISTS === '1';
+/** `routes`: three model routes and an alias table the bench's model is not in; `alias`: its model is an alias (`--model-routing`). */
+const modelRouting = process.env.BENCH_MODEL_ROUTING ?? '';
+
+/** The routing tables of `--model-routing`: routes by pattern (one to a named upstream), aliases. */
+function routingConfig(): { models: Record<string, unknown> } | Record<string, never> {
+  if (modelRouting === '') return {};
+  const aliases: Record<string, string> = { fast: 'OpenPipe/Qwen3-14B-Instruct', small: 'meta-llama/Llama-3.1-8B-Instruct', tuned: 'wandb-artifact:///acme/rl-demo/qwen3-14b:step41' };
+  if (modelRouting === 'alias') aliases[BENCH_MODEL] = 'wandb-artifact:///acme/rl-demo/qwen3-14b:step43';
+  return {
+    models: {
+      routes: [
+        { match: 'OpenPipe/*', upstream: 'vllm' },
+        { match: 'meta-llama/*', upstream: 'inference' },
+        { match: 'wandb-artifact:///*', upstream: 'service' },
+      ],
+      aliases,
+    },
+  };
+}
 
 interface Started {
   readonly server: Server;
@@ -75,11 +94,12 @@ async function startGateway(): Promise<Started> {
   const config = validateConfig(
     {
       server: { host: '127.0.0.1', port: 0, shutdownGraceMs: 1000 },
-      upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 } },
+      upstreams: { service: { url: upstreamUrl, timeoutMs: 10_000 }, inference: { url: upstreamUrl, timeoutMs: 10_000 }, ...(modelRouting === '' ? {} : { vllm: { url: upstreamUrl, timeoutMs: 10_000 } }) },
       auth: { keys: [{ id: 'bench-bot', sha256: BENCH_KEY_SHA256, team: BENCH_TEAM, projects: ['*'], limits, ...(modelLists ? { models: ['wandb-artifact:///acme/rl-demo/*'] } : {}) }] },
       // The team has a record either way, so `--model-lists` compares the lists alone.
       teams: [{ id: BENCH_TEAM, ...(modelLists ? { models: ['@base', 'wandb-artifact:///acme/*'] } : {}) }],
       ...(modelLists ? { models: { groups: { base: ['OpenPipe/*', 'meta-llama/*'] }, default: ['OpenPipe/*'] } } : {}),
+      ...routingConfig(),
       metering: { projectHeader: 'OpenAI-Project', forceStreamUsage: true, ...(all ? { prices: BENCH_PRICES } : {}), ledger: { enabled: all && ledgerEnabled } },
       database: { path: join(dataDir, 'tollgate.db') },
       // unknown: allow, since the bench model was never created through the gateway: the lookup still runs.

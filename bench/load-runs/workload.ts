@@ -8,7 +8,8 @@ export const BENCH_TEAM = 'bench-team';
 export const BENCH_PROJECT = 'chat-eval';
 export const CHAT_PATH = '/v1/chat/completions';
 
-const MODEL = 'wandb-artifact:///acme/rl-demo/qwen3-14b:step42';
+export const BENCH_MODEL = 'wandb-artifact:///acme/rl-demo/qwen3-14b:step42';
+const MODEL = BENCH_MODEL;
 const MESSAGES = [
   { role: 'system', content: 'You are a concise assistant for the training team.' },
   { role: 'user', content: 'Summarise the last gradient step: loss 0.412, grad_norm 1.73, reward 0.61. Is training stable?' },
