@@ -1,7 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { errors } from '../errors.js';
 import type { Metrics } from '../observability/index.js';
-import { addIdentityHeaders, endToEndHeaders, forwardableHeaders, relayResponse, type Upstream, type UpstreamName } from '../proxy/index.js';
+import { addIdentityHeaders, endToEndHeaders, forwardableHeaders, relayResponse, type ForwardHandlers, type Upstream, type UpstreamName } from '../proxy/index.js';
 import type { RouteChain } from './chain.js';
 import type { Exchange, UpstreamLeg } from './exchange.js';
 import type { AnswerRule } from './ownership.js';
@@ -97,8 +97,7 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbou
 
 /** One trip upstream: to outbound.upstream, or — after a fallback — to the fallback's. */
 function send(req: IncomingMessage, clientHeaders: IncomingMessage['headers'], exchange: Exchange, outbound: Outbound, deps: ForwardDeps): void {
-  const { res } = exchange;
-  const { body, ownHeaders, answer, upstream, fallbacks } = outbound;
+  const { body, ownHeaders, upstream, fallbacks } = outbound;
   prepareRequestHeaders(req, clientHeaders, exchange, body, upstream, deps.untrustedHeaders);
   // The model that serves, after alias resolution and any fallback (SPEC 22).
   if (body.chat) ownHeaders['x-tollgate-model'] = modelHeader(body.chat.model);
@@ -108,48 +107,56 @@ function send(req: IncomingMessage, clientHeaders: IncomingMessage['headers'], e
   });
   const leg: UpstreamLeg = { sentAt: exchange.leg?.sentAt ?? performance.now(), handle: NOT_SENT, completed: false };
   exchange.leg = leg;
-  const fallBack = (reason: string): boolean => {
-    const next = fallbacks?.next();
-    if (next === undefined) return false;
-    deps.metrics.recordModelFallback(body.chat!.model, next.model, reason);
-    exchange.fallbackFrom ??= body.chat!.model;
-    const nextBody = (exchange.body = chatBodyFor(body, next.model));
-    send(req, clientHeaders, exchange, { ...outbound, body: nextBody, upstream: next.upstream }, deps);
-    return true;
-  };
-  leg.handle = upstream.forward(
-    req,
-    res,
-    stream,
-    {
-      onResponse(upstreamResponse, target) {
-        const status = upstreamResponse.statusCode ?? 502;
-        fallbacks?.reachedTarget(upstream, target);
-        if (fallbacks && FALLBACK_STATUSES.has(status) && fallBack(String(status))) {
-          upstreamResponse.resume();
-          return;
-        }
-        leg.respondedAt = performance.now();
-        leg.upstreamStatus = upstreamResponse.statusCode;
-        exchange.trace?.upstreamAnswered(upstreamResponse.statusCode ?? 0);
-        exchange.metrics.ttfb.observe((leg.respondedAt - leg.sentAt) / 1000);
-        if (answer?.buffered && status >= 200 && status < 300) {
-          answerAfterReading(upstreamResponse, exchange, leg, ownHeaders, answer, deps);
-          return;
-        }
-        if (answer && !answer.buffered) void answer.settle(status, undefined).catch(() => undefined);
-        relay(upstreamResponse, exchange, leg, outbound, upstream.idleTimeoutMs, deps);
-      },
-      onFailure(kind, error, target) {
-        deps.metrics.recordUpstreamError(upstream.name, kind);
-        // A refused connection sent nothing; a reset or a timeout may have reached the target.
-        if (kind !== 'connect') fallbacks?.reachedTarget(upstream, target);
-        if (fallbacks && fallBack(kind)) return;
-        deps.fail(exchange, error);
-      },
+  const fallBack = fallbacks && ((reason: string): boolean => sendToFallback(req, clientHeaders, exchange, outbound, deps, reason));
+  leg.handle = upstream.forward(req, exchange.res, stream, legHandlers(exchange, leg, outbound, deps, fallBack), fallbacks?.avoidOn(upstream));
+}
+
+/** Sends the chat to its next fallback (SPEC 22); false when none is left. */
+function sendToFallback(req: IncomingMessage, clientHeaders: IncomingMessage['headers'], exchange: Exchange, outbound: Outbound, deps: ForwardDeps, reason: string): boolean {
+  const next = outbound.fallbacks!.next();
+  if (next === undefined) return false;
+  const from = outbound.body.chat!.model;
+  deps.metrics.recordModelFallback(from, next.model, reason);
+  exchange.fallbackFrom ??= from;
+  const body = (exchange.body = chatBodyFor(outbound.body, next.model));
+  send(req, clientHeaders, exchange, { ...outbound, body, upstream: next.upstream }, deps);
+  return true;
+}
+
+/**
+ * What happens to one trip's outcome: an answer is relayed (or read whole for the ownership
+ * rule); a failure answers the client — unless `fallBack` takes the chat elsewhere first, which
+ * it may only while nothing has reached the client (response headers included).
+ */
+function legHandlers(exchange: Exchange, leg: UpstreamLeg, outbound: Outbound, deps: ForwardDeps, fallBack: ((reason: string) => boolean) | undefined): ForwardHandlers {
+  const { ownHeaders, answer, upstream, fallbacks } = outbound;
+  return {
+    onResponse(upstreamResponse, target) {
+      const status = upstreamResponse.statusCode ?? 502;
+      fallbacks?.reachedTarget(upstream, target);
+      if (fallBack && FALLBACK_STATUSES.has(status) && fallBack(String(status))) {
+        upstreamResponse.resume();
+        return;
+      }
+      leg.respondedAt = performance.now();
+      leg.upstreamStatus = upstreamResponse.statusCode;
+      exchange.trace?.upstreamAnswered(upstreamResponse.statusCode ?? 0);
+      exchange.metrics.ttfb.observe((leg.respondedAt - leg.sentAt) / 1000);
+      if (answer?.buffered && status >= 200 && status < 300) {
+        answerAfterReading(upstreamResponse, exchange, leg, ownHeaders, answer, deps);
+        return;
+      }
+      if (answer && !answer.buffered) void answer.settle(status, undefined).catch(() => undefined);
+      relay(upstreamResponse, exchange, leg, outbound, upstream.idleTimeoutMs, deps);
     },
-    fallbacks?.avoidOn(upstream),
-  );
+    onFailure(kind, error, target) {
+      deps.metrics.recordUpstreamError(upstream.name, kind);
+      // A refused connection sent nothing; a reset or a timeout may have reached the target.
+      if (kind !== 'connect') fallbacks?.reachedTarget(upstream, target);
+      if (fallBack?.(kind)) return;
+      deps.fail(exchange, error);
+    },
+  };
 }
 
 function relay(upstreamResponse: IncomingMessage, exchange: Exchange, leg: UpstreamLeg, outbound: Outbound, idleTimeoutMs: number, deps: ForwardDeps): void {

@@ -83,6 +83,14 @@ describe('model routing: named upstreams, aliases, fallbacks (SPEC 22)', () => {
     expect(counts().map((n, i) => n - before[i]!)).toEqual([1, 1, 2]);
   });
 
+  it('lists named upstreams in /readyz and in the upstream metrics', async () => {
+    const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { upstreams: Record<string, Array<{ target: string }>> };
+    expect(Object.keys(ready.upstreams)).toEqual(['service', 'inference', 'vllm', 'gone']);
+    expect(ready.upstreams.vllm!.map((target) => target.target)).toEqual([new URL(vllm.host.url).host]);
+    expect(await metricValue(gw.url, `tollgate_upstream_target_up{upstream="vllm",target="${new URL(vllm.host.url).host}"}`)).toBe(1);
+    expect(await metricValue(gw.url, 'tollgate_upstream_errors_total{upstream="gone",kind="connect"}')).toBe(0);
+  });
+
   it('percent-encodes a model name that cannot be a header value in x-tollgate-model (UTF-8), and forwards it as sent', async () => {
     const res = await ask('modèle\u0000/ü');
     expect(res.status).toBe(200);
