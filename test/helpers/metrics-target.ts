@@ -56,6 +56,7 @@ export function recordSampleTraffic(metrics: Metrics): void {
   metrics.recordConfigReload('ok');
   metrics.recordOwnershipDenial('training_job');
   metrics.recordModelDenial('team');
+  metrics.recordModelFallback('openai/gpt-5', 'OpenPipe/Qwen3-14B-Instruct', '503');
   metrics.recordOwnershipUnrecorded('run');
   metrics.recordTrainingJob('team-a', 'prod', 'sft');
   metrics.watchConnections({ open: 3, maxConnections: 448 });

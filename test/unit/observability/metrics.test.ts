@@ -23,6 +23,7 @@ const SPEC_METRICS: [string, 'counter' | 'histogram' | 'gauge', string[]][] = [
   ['tollgate_config_reloads_total', 'counter', ['result']],
   ['tollgate_ownership_denials_total', 'counter', ['kind']],
   ['tollgate_model_denials_total', 'counter', ['scope']],
+  ['tollgate_model_fallbacks_total', 'counter', ['from', 'to', 'reason']],
   ['tollgate_ownership_unrecorded_total', 'counter', ['kind']],
   ['tollgate_database_errors_total', 'counter', []],
   ['tollgate_usage_rows_dropped_total', 'counter', []],
