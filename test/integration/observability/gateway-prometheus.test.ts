@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../../src/proxy/index.js';
 import { startStack } from '../../helpers/gateway.js';
-import { chatRequest, TrafficLedger, type ChatSpec, type TrafficRequest } from '../../helpers/gateway-traffic.js';
+import { chatBody, chatRequest, TrafficLedger, type ChatSpec, type TrafficRequest } from '../../helpers/gateway-traffic.js';
+import { freePort } from '../../helpers/ports.js';
 import { digest, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 import {
   runPromtool,
@@ -33,8 +34,12 @@ const METERED_KEY = 'tg-test-team-a-metered-998877665544';
 const NARROW_KEY = 'tg-test-team-b-narrow-55443322110099';
 const SERVICE_TIMEOUT_MS = 1000;
 
-const OVERRIDES = (redisUrl: string): Record<string, unknown> => ({
-  upstreams: { service: { timeoutMs: SERVICE_TIMEOUT_MS } },
+/** Routed to an upstream nothing listens on (SPEC 22): served by its fallback, Qwen, and counted as a fallback. */
+const DOWN_MODEL = 'acme/down';
+
+const OVERRIDES = (redisUrl: string, closedPort: number): Record<string, unknown> => ({
+  upstreams: { service: { timeoutMs: SERVICE_TIMEOUT_MS }, down: { url: `http://127.0.0.1:${closedPort}`, retries: 0 } },
+  models: { routes: [{ match: DOWN_MODEL, upstream: 'down' }], fallbacks: { [DOWN_MODEL]: [QWEN] } },
   auth: {
     keys: [
       ...KEY_ENTRIES,
@@ -73,6 +78,8 @@ async function sendAnsweredTraffic(ledger: TrafficLedger): Promise<void> {
   await ledger.send(chat({ what: 'json chat team-b, trailing slash', ...teamB, usage: [20, 8], path: `${CHAT}/` }));
   await ledger.send(chat({ what: 'stream with include_usage', ...teamA, usage: [5, 2], stream: 'with-usage' }));
   await ledger.send(chat({ what: 'stream without include_usage', ...teamB, usage: [6, 1], stream: 'without-usage' }));
+  // Asked for DOWN_MODEL, served (and metered) as Qwen.
+  await ledger.send({ ...chat({ what: 'a fallback from an unreachable upstream', ...teamA, usage: [3, 1] }), body: chatBody(DOWN_MODEL) });
   for (let i = 0; i < 2; i++) await ledger.send({ what: `models ${i}`, method: 'GET', path: '/v1/models', route: '/v1/models', expect: 200, key: KEYS.teamA });
   const job = JSON.stringify({ model_id: RAW_IDS.model, config: { learning_rate: 1e-5 } });
   for (let i = 0; i < 2; i++) {
@@ -139,7 +146,7 @@ describe('the gateway scraped by a real Prometheus', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    stack = await startStack(OVERRIDES(redis.url));
+    stack = await startStack(OVERRIDES(redis.url, await freePort()));
     target = `127.0.0.1:${stack.gw.port}`;
     ledger = new TrafficLedger(stack.gw.url);
     await sendAnsweredTraffic(ledger);
@@ -187,25 +194,29 @@ describe('the gateway scraped by a real Prometheus', () => {
   it('counts every request by route template, method and status', async () => {
     const recorded = await queryVector(prometheus, 'sum by (route, method, status) (tollgate_requests_total)', ['route', 'method', 'status']);
     expect(recorded).toEqual(ledger.requestsByRoute());
-    expect(recorded[`${CHAT} POST 200`]).toBe(14);
+    expect(recorded[`${CHAT} POST 200`]).toBe(15);
   });
 
   it('observes one duration per request, overhead per forwarded request and TTFB per upstream answer', async () => {
-    const perRoute = (statuses: number[]): Record<string, number> => {
+    // With model routes configured the gateway answers /v1/models itself (SPEC 22): nothing is forwarded for it.
+    const perRoute = (statuses: number[], forwardedOnly = false): Record<string, number> => {
       const out: Record<string, number> = {};
-      for (const { request } of ledger.sent) if (statuses.includes(request.expect)) out[request.route] = (out[request.route] ?? 0) + 1;
+      for (const { request } of ledger.sent) {
+        if (forwardedOnly && request.route === '/v1/models') continue;
+        if (statuses.includes(request.expect)) out[request.route] = (out[request.route] ?? 0) + 1;
+      }
       return out;
     };
     const count = (metric: string): Promise<Record<string, number>> => queryVector(prometheus, `sum by (route) (${metric}_count)`, ['route']);
     expect(await count('tollgate_request_duration_seconds')).toEqual(perRoute([200, 401, 403, 404, 422, 429, 502, 504]));
-    expect(await count('tollgate_overhead_seconds')).toEqual(perRoute([200, 502, 504]));
-    expect(await count('tollgate_upstream_ttfb_seconds')).toEqual(perRoute([200]));
+    expect(await count('tollgate_overhead_seconds')).toEqual(perRoute([200, 502, 504], true));
+    expect(await count('tollgate_upstream_ttfb_seconds')).toEqual(perRoute([200], true));
   });
 
   it('meters tokens per team, project, model and type from the upstream usage', async () => {
     const recorded = await queryVector(prometheus, 'sum by (team, project, model, type) (tollgate_tokens_total)', ['team', 'project', 'model', 'type']);
     expect(recorded).toEqual(ledger.tokensByTeamProjectModelType());
-    expect(await queryVector(prometheus, 'sum by (team) (tollgate_tokens_total)', ['team'])).toEqual({ 'team-a': 30 + 12 + 14 + 6 + 5 + 2 + 9 + 9 + 3 + 1, 'team-b': 40 + 16 + 6 + 1 + 1 + 1 + 4 + 4 });
+    expect(await queryVector(prometheus, 'sum by (team) (tollgate_tokens_total)', ['team'])).toEqual({ 'team-a': 30 + 12 + 14 + 6 + 5 + 2 + 9 + 9 + 3 + 1 + 3 + 1, 'team-b': 40 + 16 + 6 + 1 + 1 + 1 + 4 + 4 });
   });
 
   it('counts 429s by scope and limit, auth failures by reason and upstream errors by kind', async () => {
@@ -214,7 +225,8 @@ describe('the gateway scraped by a real Prometheus', () => {
     expect(Object.keys(await queryVector(prometheus, 'tollgate_ratelimit_rejections_total', ['scope', 'limit']))).toHaveLength(18);
     expect(await queryVector(prometheus, 'sum by (scope, limit) (tollgate_ratelimit_rejections_total) > 0', ['scope', 'limit'])).toEqual({ 'key rpm': 2, 'project rpm': 2 });
     expect(await queryVector(prometheus, 'sum by (reason) (tollgate_auth_failures_total) > 0', ['reason'])).toEqual({ missing: 2, malformed: 1, unknown_key: 1, project_forbidden: 1 });
-    expect(await queryVector(prometheus, 'sum by (upstream, kind) (tollgate_upstream_errors_total) > 0', ['upstream', 'kind'])).toEqual({ 'service reset': 2, 'service timeout': 1 });
+    expect(await queryVector(prometheus, 'sum by (upstream, kind) (tollgate_upstream_errors_total) > 0', ['upstream', 'kind'])).toEqual({ 'service reset': 2, 'service timeout': 1, 'down connect': 1 });
+    expect(await queryVector(prometheus, 'sum by (from, to, reason) (tollgate_model_fallbacks_total)', ['from', 'to', 'reason'])).toEqual({ [`${DOWN_MODEL} ${QWEN} connect`]: 1 });
   });
 
   it('counts training jobs created by team, project and kind', async () => {
