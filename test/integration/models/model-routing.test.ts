@@ -61,7 +61,7 @@ describe('model routing: named upstreams, aliases, fallbacks (SPEC 22)', () => {
               { match: 'dead/*', upstream: 'gone' },
             ],
             aliases: { fast: QWEN, quick: 'fast', big: LLAMA },
-            fallbacks: { [QWEN]: [LLAMA], [DEAD]: [QWEN] },
+            fallbacks: { [QWEN]: [LLAMA], [DEAD]: [QWEN], 'OpenPipe/Qwen3-32B': [QWEN, LLAMA] },
           },
         },
       ),
@@ -148,6 +148,28 @@ describe('model routing: named upstreams, aliases, fallbacks (SPEC 22)', () => {
     expect(counts().map((n, i) => n - before[i]!)).toEqual([0, 0, 1]);
     expect(await rowOf('team-a', res)).toMatchObject({ model: QWEN, requested_model: DEAD, fallback_from: DEAD, status: 200 });
     expect(await metricValue(gw.url, `tollgate_model_fallbacks_total{from="${DEAD}",to="${QWEN}",reason="connect"}`)).toBe(1);
+  });
+
+  it('never re-sends a chat to a target that received it: a fallback on the same one-target upstream is skipped', async () => {
+    vllm.mode = 503;
+    const before = counts();
+    const res = await ask('OpenPipe/Qwen3-32B');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-tollgate-model')).toBe(LLAMA);
+    expect(counts().map((n, i) => n - before[i]!)).toEqual([0, 1, 1]);
+    expect(await metricValue(gw.url, `tollgate_model_fallbacks_total{from="OpenPipe/Qwen3-32B",to="${QWEN}",reason="503"}`)).toBeNaN();
+    expect(await metricValue(gw.url, `tollgate_model_fallbacks_total{from="OpenPipe/Qwen3-32B",to="${LLAMA}",reason="503"}`)).toBe(1);
+  });
+
+  it('rewrites the model of a UTF-16 body and forwards it as UTF-8, the rest as sent', async () => {
+    const text = '{"model":"fast","messages":[{"role":"user","content":"héllo"}]}';
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: bearer(KEYS.teamA), 'content-type': 'application/json' },
+      body: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]),
+    });
+    expect(res.status).toBe(200);
+    expect(vllm.chats().at(-1)!.body.toString('utf8')).toBe(text.replace('"fast"', `"${QWEN}"`));
   });
 
   it('never falls back once a stream sent its first byte', async () => {
