@@ -53,6 +53,7 @@ describe('model routing: named upstreams, aliases, fallbacks (SPEC 22)', () => {
           upstreams: { vllm: { url: vllm.host.url, timeoutMs: 2000 }, gone: { url: `http://127.0.0.1:${closedPort}`, timeoutMs: 2000, retries: 0 } },
           auth: { keys: KEY_ENTRIES, admin: { keys: ADMIN_ENTRIES } },
           teams: [{ id: 'team-b', models: ['OpenPipe/*', 'dead/*', 'acme/*'] }],
+          routes: [{ path: '/v1/extra/status', methods: ['GET'], upstream: 'vllm', body: 'none', limited: false }],
           metering: { prices: { models: { [QWEN]: { prompt: 1, completion: 2 }, [LLAMA]: { prompt: 10, completion: 20 } } } },
           models: {
             routes: [
@@ -89,6 +90,13 @@ describe('model routing: named upstreams, aliases, fallbacks (SPEC 22)', () => {
     expect(ready.upstreams.vllm!.map((target) => target.target)).toEqual([new URL(vllm.host.url).host]);
     expect(await metricValue(gw.url, `tollgate_upstream_target_up{upstream="vllm",target="${new URL(vllm.host.url).host}"}`)).toBe(1);
     expect(await metricValue(gw.url, 'tollgate_upstream_errors_total{upstream="gone",kind="connect"}')).toBe(0);
+  });
+
+  it('sends a config route naming a named upstream there', async () => {
+    const res = await fetch(`${gw.url}/v1/extra/status`, { headers: { authorization: bearer(KEYS.teamA) } });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ detail: 'Not Found' });
+    expect(vllm.host.requests.at(-1)).toMatchObject({ method: 'GET', url: '/v1/extra/status' });
   });
 
   it('percent-encodes a model name that cannot be a header value in x-tollgate-model (UTF-8), and forwards it as sent', async () => {
