@@ -72,6 +72,12 @@ export async function buildLive(config: Config, services: Services, previous?: L
   if (routesProblem !== undefined) throw new ConfigError(routesProblem);
   const authenticator = await createAuthenticator(config, services.runtimeKeys, services.teams, services.runtimeAdmins);
   const prices = createPriceBook(config.metering.prices);
+  const models = createModels(
+    config,
+    { teams: services.teams, owners: services.ownership, ownershipOn: policy.enabled, onRefreshError: (err) => services.logger.warn({ err }, 'an upstream\'s model list could not be refreshed; the previous one is served') },
+    previous,
+  );
+  // Built once nothing else can refuse the configuration: a pool starts timers (health checks) and keeps sockets.
   const events = upstreamEventsOf(services.metrics);
   const upstreams = Object.fromEntries(Object.entries(config.upstreams).map(([name, upstream]) => [name, createUpstream(name, upstream, events)]));
   const chatChecker =
@@ -80,11 +86,6 @@ export async function buildLive(config: Config, services: Services, previous?: L
       : createChatBodyChecker({ defaultCompletionTokens: config.rateLimits.defaultCompletionTokens, forceStreamUsage: config.metering.forceStreamUsage });
   const ownership = policy.enabled ? new OwnershipGuard(policy, services.ownership, services.metrics, services.logger) : undefined;
   const routes = routeTableOf(config, previous);
-  const models = createModels(
-    config,
-    { teams: services.teams, owners: services.ownership, ownershipOn: policy.enabled, onRefreshError: (err) => services.logger.warn({ err }, 'the inference host\'s model list could not be refreshed; the previous one is served') },
-    previous,
-  );
   if (ownership) for (const route of unguardedRoutes(config.routes)) services.logger.warn({ route }, `route ${route} is unguarded: ownership is on, and the gateway checks no resource on it`);
   const v1 = createV1Handler({ ...services, config, authenticator, upstreams, prices, chatChecker, ownership, routes, models });
   return {
