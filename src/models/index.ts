@@ -1,4 +1,4 @@
-/** Models are governed (SPEC 21): who may use which model, and what each caller's /v1/models lists. */
+/** Models are governed (SPEC 21): who may use which model, what each caller's /v1/models lists, and where each chat goes (SPEC 22). */
 import { ConfigError, type Config } from '../config/index.js';
 import { ModelAccess, type ArtifactOwners, type TeamModelLists } from './access.js';
 import { httpListFetcher, ModelCatalog } from './catalog.js';
