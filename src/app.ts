@@ -1,3 +1,4 @@
+import type { EventSink } from './outbox/event.js';
 import type { RequestListener } from 'node:http';
 import { AuditTrail, createOperationsApp, type ReloadResult } from './admin/index.js';
 import { AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys } from './auth/index.js';
@@ -64,6 +65,11 @@ export interface GatewayOptions {
   readonly onAdminReload?: () => void;
   /** Where the console's build is (default dist/console/ of the repository); without a build no console is served. */
   readonly consoleDir?: string;
+  /**
+   * Where budget alerts and key.expiring notices go (SPEC 24: the outbox). Without one, nothing
+   * is decided or emitted.
+   */
+  readonly events?: EventSink;
 }
 
 function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis'>, exposition: GatewayOptions['exposition']): Metrics {
@@ -138,14 +144,14 @@ function createLedger(handle: StoreHandle, initial: Config['metering']['ledger']
 }
 
 /** Redis, and what counts in it: the limiter (limits and budgets) and the bad-credential throttle. */
-function createCounters(config: Config, metrics: Metrics, parts: PartList, teams: TeamDirectory) {
+function createCounters(config: Config, metrics: Metrics, parts: PartList, teams: TeamDirectory, events: EventSink | undefined) {
   const onStoreError = (store: string): void => metrics.recordStoreError(store);
   const redis = connectRedis(config.redis);
   parts.add('redis', NO_SLICE, { close: () => redis?.disconnect() });
   const limiter = createLimiter(config, createLimitStore(config, redis, () => onStoreError('redis')), {
     onStoreError,
     onRejected: (scope, limit) => metrics.recordRejection(scope, limit),
-  }, teams);
+  }, teams, events);
   parts.add('limiter', (config) => config, { reconfigure: (next) => limiter.configure(next), close: () => limiter.close() });
   const authFailureLimit = new AuthFailureLimit(config.auth.failureLimit, redis, {
     keyPrefix: config.redis.keyPrefix,
@@ -164,7 +170,7 @@ function createServices(initial: Config, logger: Logger, metrics: Metrics, parts
   // Teams of the config file and the store: the limiter's team scope and the authenticator read them per request.
   const teams = new TeamDirectory(initial.teams.records);
   parts.add('teams', (config) => config.teams.records, { reconfigure: (next) => teams.configure(next), close: () => undefined });
-  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams);
+  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams, options.events);
   const durable = createDurableParts(initial, logger, metrics, parts, teams, options.sqliteSiblings);
   const bufferBudget = createBufferBudget(initial, metrics, parts);
   parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });

@@ -13,7 +13,7 @@ export { createLimiter } from './limiter.js';
 export type { Admission, AdmissionRequest, Limiter, LimitEvents, Reserve } from './limiter.js';
 export type { LimitScope, LimitStore, ScopeReading } from './store.js';
 export type { CounterName, LimitName, LimitSet } from '../limit-kinds/index.js';
-export { counterLimit, limitKind, LIMIT_KINDS } from '../limit-kinds/index.js';
+export { configuredLimits, counterLimit, isBudget, limitKind, LIMIT_KINDS } from '../limit-kinds/index.js';
 export type { TeamLimitSource } from './plan.js';
 export { formatGoDuration } from '../duration.js';
 

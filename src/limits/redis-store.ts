@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { defineKeyedScript, fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
 import { limitIndex } from '../limit-kinds/index.js';
 import { decodeScopeNumbers, LIMITS_SCRIPT } from './redis-scripts.js';
-import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome, type ScopeReading } from './store.js';
+import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome, type ScopeReading, type SpendWatch } from './store.js';
 
 /** The script, once defined on the connection (ioredis runs EVALSHA and reloads on NOSCRIPT). */
 interface ScriptCommands {
@@ -21,8 +21,25 @@ export interface RedisStoreOptions {
 
 /** What waits to be sent for one scope: counter deltas by limit and window end (summed), and leases to release. */
 interface PendingScope {
-  readonly deltas: Map<string, { readonly kind: number; readonly end: number; delta: number }>;
+  readonly deltas: Map<string, PendingDelta>;
   readonly released: string[];
+}
+
+/** A counter's summed settle; `watch` (a budget with alerts) hears where the counter lands. */
+interface PendingDelta {
+  readonly kind: number;
+  readonly end: number;
+  delta: number;
+  readonly check: Check;
+  readonly watch: SpendWatch | undefined;
+}
+
+/** A settle the script's reply reports on: its number among the call's settles, and who listens. */
+interface WatchedSettle {
+  readonly n: number;
+  readonly delta: number;
+  readonly check: Check;
+  readonly watch: SpendWatch;
 }
 
 const NO_NUMBERS = Buffer.alloc(0);
@@ -48,6 +65,8 @@ interface ScriptCall {
   settles: number[];
   released: string;
   renewed: string;
+  /** Settles whose landing the budget alerts hear (empty when alerts are off). */
+  watched: WatchedSettle[];
 }
 
 /**
@@ -116,7 +135,8 @@ export class RedisStore implements LimitStore {
       const inflight = isInflight(check);
       if (inflight) slot ??= `L:${this.instance}:${++this.leaseSeq}`;
       // Cost -1: a limit that does not apply to this request, read for the headers only (see the script).
-      call.checks.push(k + 1, limitIndex(check.limit), check.max, check.reportOnly ? -1 : check.cost, inflight ? 0 : check.windowMs);
+      // A soft budget is charged and never refuses: a max nothing reaches.
+      call.checks.push(k + 1, limitIndex(check.limit), check.soft ? Number.MAX_VALUE : check.max, check.reportOnly ? -1 : check.cost, inflight ? 0 : check.windowMs);
     }
     call.lease = slot ?? '';
     const command = this.send(keys, call);
@@ -148,7 +168,7 @@ export class RedisStore implements LimitStore {
    * script per team — before the client can send its next request, so a freed slot is free on
    * every instance by then.
    */
-  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], slot: string | undefined): void {
+  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], slot: string | undefined, watch?: SpendWatch): void {
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
       if (isInflight(check)) {
@@ -161,7 +181,7 @@ export class RedisStore implements LimitStore {
       const id = `${check.limit} ${windowEnds[i]!}`;
       const entry = scope.deltas.get(id);
       if (entry) entry.delta += delta;
-      else scope.deltas.set(id, { kind: limitIndex(check.limit), end: windowEnds[i]!, delta });
+      else scope.deltas.set(id, { kind: limitIndex(check.limit), end: windowEnds[i]!, delta, check, watch: check.alerts && watch });
     }
     this.scheduleFlush();
   }
@@ -193,7 +213,20 @@ export class RedisStore implements LimitStore {
 
   private send(keys: readonly string[], call: ScriptCall): Promise<Buffer> {
     const { leaseTtlMs } = this.options;
-    return this.scripts.tollgateLimitsBuffer(keys.length, ...keys, leaseTtlMs, call.lease, packDoubles(call.checks), packDoubles(call.settles), call.released, call.renewed);
+    const command = this.scripts.tollgateLimitsBuffer(keys.length, ...keys, leaseTtlMs, call.lease, packDoubles(call.checks), packDoubles(call.settles), call.released, call.renewed);
+    // A settle ran whenever its reply comes, even after the deadline: its alerts are heard then.
+    if (call.watched.length > 0) command.then((reply) => this.hearSettles(reply, call), () => undefined);
+    return command;
+  }
+
+  /** Reports where each watched settle left its counter (after the checks' numbers in the reply). */
+  private hearSettles(reply: Buffer, call: ScriptCall): void {
+    const base = 16 + 16 * (call.checks.length / 5);
+    for (const { n, delta, check, watch } of call.watched) {
+      const after = reply.readDoubleLE(base + 16 * n);
+      const end = reply.readDoubleLE(base + 16 * n + 8);
+      if (end > 0) watch(check, after - delta, after, end);
+    }
   }
 
   private hold(checks: readonly Check[], slot: string): void {
@@ -219,7 +252,7 @@ export class RedisStore implements LimitStore {
 
   /** A script call carrying what waits for `keys`. */
   private takePending(keys: readonly string[]): ScriptCall {
-    const call: ScriptCall = { lease: '', checks: [], settles: [], released: '', renewed: '' };
+    const call: ScriptCall = { lease: '', checks: [], settles: [], released: '', renewed: '', watched: [] };
     for (let k = 0; k < keys.length; k++) this.takePendingOf(keys[k]!, k, call);
     return call;
   }
@@ -229,7 +262,10 @@ export class RedisStore implements LimitStore {
     const scope = this.pending.get(key);
     if (!scope) return;
     this.pending.delete(key);
-    for (const { kind, end, delta } of scope.deltas.values()) call.settles.push(k + 1, kind, delta, end);
+    for (const { kind, end, delta, check, watch } of scope.deltas.values()) {
+      if (watch !== undefined && delta > 0) call.watched.push({ n: call.settles.length / 4, delta, check, watch });
+      call.settles.push(k + 1, kind, delta, end);
+    }
     for (const lease of scope.released) call.released += `${k + 1} ${lease} `;
   }
 
