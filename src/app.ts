@@ -3,7 +3,7 @@ import type { RequestListener } from 'node:http';
 import { AuditTrail, createOperationsApp, type ReloadResult } from './admin/index.js';
 import { AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys } from './auth/index.js';
 import { AdminKeyAdmin, syncAdminKeys } from './admin-keys/index.js';
-import { KeyAdmin, startKeySync } from './keys/index.js';
+import { KeyAdmin, KeyExpiryWatch, startKeySync } from './keys/index.js';
 import { ConfigStatus, storeMode, UPSTREAM_NAMES, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
 import { createConsoleHandler, type ConsoleHandler } from './console/index.js';
@@ -85,12 +85,12 @@ function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis'>, exposit
 }
 
 /** The durable store and what lives on it: runtime keys (kept in step), ownership records, the audit trail, the ledger. */
-function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList, teams: TeamDirectory, sqliteSiblings?: SiblingChannel) {
+function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList, teams: TeamDirectory, options: GatewayOptions) {
   const onDatabaseError = (): void => metrics.recordDatabaseError();
   const runtimeKeys = new RuntimeKeys();
   const handle = new StoreHandle(config.database, {
     logger,
-    sqliteSiblings,
+    sqliteSiblings: options.sqliteSiblings,
     // Runtime keys and ownership are loaded before the first request is served (and again when
     // a database that was away at start-up comes back).
     onOpen: async () => {
@@ -99,7 +99,10 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics, pa
     },
   });
   parts.add('store', NO_SLICE, { close: () => handle.close() });
-  const keySync = startKeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
+  const expiry = options.events && new KeyExpiryWatch(() => runtimeKeys.records(), options.events);
+  if (expiry) parts.add('key expiry notices', NO_SLICE, { close: () => expiry.stop() });
+  const onLoaded = expiry && ((id: string | undefined): void => (id === undefined ? expiry.checkAll() : expiry.checkKey(runtimeKeys.record(id))));
+  const keySync = startKeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError, onLoaded });
   parts.add('key sync', NO_SLICE, { close: () => keySync.stop() });
   const teamSync = startTeamSync(handle, teams, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
   parts.add('team sync', NO_SLICE, { close: () => teamSync.stop() });
@@ -171,7 +174,7 @@ function createServices(initial: Config, logger: Logger, metrics: Metrics, parts
   const teams = new TeamDirectory(initial.teams.records);
   parts.add('teams', (config) => config.teams.records, { reconfigure: (next) => teams.configure(next), close: () => undefined });
   const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams, options.events);
-  const durable = createDurableParts(initial, logger, metrics, parts, teams, options.sqliteSiblings);
+  const durable = createDurableParts(initial, logger, metrics, parts, teams, options);
   const bufferBudget = createBufferBudget(initial, metrics, parts);
   parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });
   const { runtimeKeys, ownership, ledger } = durable;
