@@ -14,13 +14,15 @@ interface CompiledLimit {
   readonly max: number;
   /** A budget of a `soft` set: alerts, never refuses. */
   readonly soft: boolean;
+  /** A budget (not a team's spend counter): its thresholds alert. */
+  readonly budget: boolean;
 }
 
 function compile(set: LimitSet): readonly CompiledLimit[] {
   const limits: CompiledLimit[] = [];
   for (const kind of LIMIT_KINDS) {
     const configured = set[kind.name];
-    if (configured !== undefined) limits.push({ limit: kind.name, kind, max: counterLimit(kind, configured), soft: set.soft === true && isBudget(kind) });
+    if (configured !== undefined) limits.push({ limit: kind.name, kind, max: counterLimit(kind, configured), soft: set.soft === true && isBudget(kind), budget: isBudget(kind) });
   }
   return limits;
 }
@@ -35,7 +37,7 @@ export interface TeamLimitSource {
 }
 
 /** A team scope also counts its spend (never refusing), so its record can show it without a ledger scan. */
-const SPEND_COUNTERS: readonly CompiledLimit[] = SPEND_KINDS.map((kind) => ({ limit: kind.name, kind, max: UNLIMITED_MAX, soft: false }));
+const SPEND_COUNTERS: readonly CompiledLimit[] = SPEND_KINDS.map((kind) => ({ limit: kind.name, kind, max: UNLIMITED_MAX, soft: false, budget: false }));
 
 /** What one request reserves: its estimated tokens and cost (in nano-units of the currency). */
 export interface Reservation {
@@ -77,9 +79,9 @@ class ScopePlan {
     private readonly limits: readonly CompiledLimit[],
     alerts: AlertScope | undefined,
   ) {
-    this.extras = limits.map(({ kind, soft }) => ({
+    this.extras = limits.map(({ soft, budget }) => ({
       ...(soft ? { soft: true as const } : {}),
-      ...(alerts !== undefined && isBudget(kind) ? { alerts } : {}),
+      ...(alerts !== undefined && budget ? { alerts } : {}),
     }));
     this.fixed = limits.map(({ limit, kind, max }) => {
       // Calendar windows (a spend counter of requests too) are opened with the time left in their day or month.

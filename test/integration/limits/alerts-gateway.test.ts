@@ -9,6 +9,7 @@ import type { NotificationEvent } from '../../../src/limits/index.js';
 
 const HARD_KEY = 'tg-test-alert-hard-aaaaaaaaaaaaaaaa';
 const SOFT_KEY = 'tg-test-alert-soft-bbbbbbbbbbbbbbbb';
+const TEAM_KEY = 'tg-test-alert-team-cccccccccccccccc';
 const MODEL = 'OpenPipe/Qwen3-14B-Instruct';
 const DAY_MS = 86_400_000;
 
@@ -37,9 +38,11 @@ describe('budget alerts and key.expiring through three gateways on one Redis', (
               ...KEY_ENTRIES,
               { id: 'hard-bot', sha256: digest(HARD_KEY), team: 'team-c', limits: { costPerDay: 0.001 } },
               { id: 'soft-bot', sha256: digest(SOFT_KEY), team: 'team-c', limits: { costPerDay: 0.001, soft: true } },
+              { id: 'team-bot', sha256: digest(TEAM_KEY), team: 'team-d' },
             ],
             admin: { keys: ADMIN_ENTRIES },
           },
+          teams: [{ id: 'team-d', limits: { costPerDay: 0.0005 } }],
           metering: { prices: { models: { [MODEL]: { prompt: 0, completion: 100 } } } },
         },
       );
@@ -90,6 +93,20 @@ describe('budget alerts and key.expiring through three gateways on one Redis', (
     }
     await Promise.all(gateways.map((gw) => gw.gateway.settled()));
     expect([...published].sort((a, b) => a.id.localeCompare(b.id))).toEqual([budgetEvent('soft-bot', 0.8, true), budgetEvent('soft-bot', 1, true)]);
+  });
+
+  it('a team budget (SPEC 16) alerts in the team scope, then refuses', async () => {
+    published = [];
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await chat(gateways[i % 3]!, TEAM_KEY)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    await Promise.all(gateways.map((gw) => gw.gateway.settled()));
+    const window = day();
+    expect(published.map(({ id, type, data }) => ({ id, type, data }))).toEqual([0.8, 1].map((threshold) => ({
+      id: `budget/team/team-d/costPerDay/${window.start.slice(0, 10)}/${threshold}`,
+      type: threshold === 1 ? 'budget.exhausted' : 'budget.threshold',
+      data: { scope: { type: 'team', team: 'team-d' }, limit: 'costPerDay', window, budget: 0.0005, spent: threshold * 0.0005, unit: 'USD', threshold, soft: false },
+    })));
   });
 
   it('a key created to expire in 3 days gets its 7-day notice at once; one created for 30 days gets none', async () => {
