@@ -23,7 +23,6 @@ const KNOWN_FILE_CIRCLES: readonly string[] = [];
  * (it moves to bench/console/ together with that page).
  */
 const KNOWN_BELOW_INDEX: readonly string[] = [
-  'validation/chat-facts.ts -> metering/force-stream-usage.ts',
   // The outbox's event contract (SPEC 24) is on main as outbox/event.ts alone: these go through
   // outbox/index.ts once the outbox (branch outbox) adds it.
   'app.ts -> outbox/event.ts',
@@ -31,6 +30,7 @@ const KNOWN_BELOW_INDEX: readonly string[] = [
   'limits/alerts.ts -> outbox/event.ts',
   'limits/index.ts -> outbox/event.ts',
   'limits/limiter.ts -> outbox/event.ts',
+  'validation/chat-facts.ts -> metering/force-stream-usage.ts',
 ];
 const KNOWN_BENCH_FROM_TESTS: readonly string[] = [
   'test/browser/console-volume.ts -> bench/console/results-section.ts',
