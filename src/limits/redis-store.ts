@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { defineKeyedScript, fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
 import { limitIndex } from '../limit-kinds/index.js';
 import { decodeScopeNumbers, LIMITS_SCRIPT } from './redis-scripts.js';
+import { hashTag, packDoubles, type PendingScope, type ScriptCall } from './redis-call.js';
 import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome, type ScopeReading, type SpendWatch } from './store.js';
 
 /** The script, once defined on the connection (ioredis runs EVALSHA and reloads on NOSCRIPT). */
@@ -19,55 +20,6 @@ export interface RedisStoreOptions {
   readonly onBackgroundError: () => void;
 }
 
-/** What waits to be sent for one scope: counter deltas by limit and window end (summed), and leases to release. */
-interface PendingScope {
-  readonly deltas: Map<string, PendingDelta>;
-  readonly released: string[];
-}
-
-/** A counter's summed settle; `watch` (a budget with alerts) hears where the counter lands. */
-interface PendingDelta {
-  readonly kind: number;
-  readonly end: number;
-  delta: number;
-  readonly check: Check;
-  readonly watch: SpendWatch | undefined;
-}
-
-/** A settle the script's reply reports on: its number among the call's settles, and who listens. */
-interface WatchedSettle {
-  readonly n: number;
-  readonly delta: number;
-  readonly check: Check;
-  readonly watch: SpendWatch;
-}
-
-const NO_NUMBERS = Buffer.alloc(0);
-
-/** Doubles, little-endian: how the script takes and gives its numbers (struct '<d'). */
-function packDoubles(numbers: readonly number[]): Buffer {
-  if (numbers.length === 0) return NO_NUMBERS;
-  const buffer = Buffer.allocUnsafe(numbers.length * 8);
-  for (let i = 0; i < numbers.length; i++) buffer.writeDoubleLE(numbers[i]!, i * 8);
-  return buffer;
-}
-
-/** `<prefix>{team}:…` → `{team}`: keys with the same tag share a Cluster slot, so one script may take them. */
-function hashTag(key: string): string {
-  const open = key.indexOf('{');
-  return open < 0 ? '' : key.slice(open, key.indexOf('}', open) + 1);
-}
-
-/** The script's arguments for some scopes (`keys`; key numbers are 1-based). */
-interface ScriptCall {
-  lease: string;
-  checks: number[];
-  settles: number[];
-  released: string;
-  renewed: string;
-  /** Settles whose landing the budget alerts hear (empty when alerts are off). */
-  watched: WatchedSettle[];
-}
 
 /**
  * Counters and in-flight leases in Redis (single node or Cluster), shared by every gateway
