@@ -57,6 +57,9 @@ interface RequestTerms {
   readonly msToMonthEnd: number;
 }
 
+/** What a check of a limit that is neither soft nor alerting adds: nothing. */
+const NO_EXTRAS: { readonly soft?: true; readonly alerts?: AlertScope } = Object.freeze({});
+
 /** Whole, non-negative units: what a counter can be charged. */
 export const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value) || 0);
 
@@ -79,10 +82,9 @@ class ScopePlan {
     private readonly limits: readonly CompiledLimit[],
     alerts: AlertScope | undefined,
   ) {
-    this.extras = limits.map(({ soft, budget }) => ({
-      ...(soft ? { soft: true as const } : {}),
-      ...(alerts !== undefined && budget ? { alerts } : {}),
-    }));
+    this.extras = limits.map(({ soft, budget }) =>
+      !soft && (alerts === undefined || !budget) ? NO_EXTRAS : { ...(soft ? { soft: true as const } : {}), ...(alerts !== undefined && budget ? { alerts } : {}) },
+    );
     this.fixed = limits.map(({ limit, kind, max }) => {
       // Calendar windows (a spend counter of requests too) are opened with the time left in their day or month.
       if (kind.unit === 'token' || kind.unit === 'cost' || kind.window.type === 'utcDay' || kind.window.type === 'utcMonth') return undefined;
@@ -106,7 +108,9 @@ class ScopePlan {
         window.type === 'utcDay' ? terms.msToMidnight : window.type === 'utcMonth' ? terms.msToMonthEnd : window.type === 'fixed' ? window.ms : 0;
       const charged = terms.spends || kind.unit === 'request';
       const extra = this.extras[i]!;
-      checks.push(charged ? { scope, subject, limit, max, cost, windowMs, key, ...extra } : { scope, subject, limit, max, cost, windowMs, key, ...extra, reportOnly: true });
+      // Most checks have no extras: the literal without a spread is the cheaper object.
+      if (extra === NO_EXTRAS) checks.push(charged ? { scope, subject, limit, max, cost, windowMs, key } : { scope, subject, limit, max, cost, windowMs, key, reportOnly: true });
+      else checks.push(charged ? { scope, subject, limit, max, cost, windowMs, key, ...extra } : { scope, subject, limit, max, cost, windowMs, key, ...extra, reportOnly: true });
     }
   }
 }

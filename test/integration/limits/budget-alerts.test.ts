@@ -102,6 +102,22 @@ describe.each(STORES)('budget alerts in the %s store (%i instances)', (store, co
     expect(published.length).toBe(2);
   });
 
+  it('hears a settle carried by the next admission to the same scope (no call of its own)', async () => {
+    await start();
+    const ciBot = keyPrincipal('ci-bot', { costPerDay: 1 });
+    const first = await limiters[0]!.admit(request(ciBot, 'team-a/prod', 0, 0.1 * NANOS));
+    // The overrun waits for the end of this turn; the admission made in the same turn takes it.
+    first.finish({ tokens: 0, costNanos: 0.85 * NANOS });
+    const second = await limiters[0]!.admit(request(ciBot, 'team-a/prod', 0, 0.1 * NANOS));
+    expect(published.map((e) => [e.type, e.data['threshold'], e.data['spent']])).toEqual([['budget.threshold', 0.8, 0.85]]);
+    second.finish({ tokens: 0, costNanos: 0.15 * NANOS });
+    await limiters[0]!.settled();
+    await vi.waitFor(() => expect(published.map((e) => [e.type, e.data['threshold'], e.data['spent']])).toEqual([
+      ['budget.threshold', 0.8, 0.85],
+      ['budget.exhausted', 1, 1],
+    ]));
+  });
+
   it('a soft project budget serves past 100% and still alerts, once per threshold', async () => {
     await start({ projects: { 'team-a/*': { costPerMonth: 1, soft: true } } }, [0.5, 0.8, 1]);
     const ciBot = keyPrincipal('ci-bot', {});
