@@ -146,6 +146,18 @@ describe.each(STORES)('budget alerts in the %s store (%i instances)', (store, co
     ]);
   });
 
+  it('takes new thresholds on a reload; an empty list turns budget alerts off', async () => {
+    const [limiter] = await start();
+    const ciBot = keyPrincipal('ci-bot', { tokensPerDay: 100 });
+    const config = limitsConfig({ onStoreError: 'closed', redisUrl: store === 'redis' ? redis.url : '', keyPrefix: `alerts${prefixSeq}:` });
+    limiter!.configure({ ...config, notifications: { thresholds: [0.25] } });
+    await limiter!.admit(request(ciBot, 'team-a/prod', 30));
+    expect(published.map((e) => [e.type, e.data['threshold'], e.data['spent']])).toEqual([['budget.threshold', 0.25, 30]]);
+    limiter!.configure({ ...config, notifications: { thresholds: [] } });
+    await limiter!.admit(request(ciBot, 'team-a/prod', 70));
+    expect(published.length).toBe(1);
+  });
+
   it('a limiter with no event sink decides nothing (and still refuses as before)', async () => {
     const limiter = buildLimiter(limitsConfig({ onStoreError: 'closed', redisUrl: store === 'redis' ? redis.url : '', keyPrefix: `alerts-none${++prefixSeq}:` }), recordEvents());
     limiters = [limiter];
