@@ -1,22 +1,24 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Limiter, NotificationEvent } from '../../../src/limits/index.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { startRedisCluster, type TestRedisCluster } from '../../helpers/redis-cluster.js';
 import { admitAll, buildLimiter, keyPrincipal, limitsConfig, recordEvents, refusal, request, type LimitSettings } from './limiter-fixtures.js';
 
 /**
  * SPEC 24: a budget's thresholds fire exactly once per threshold, scope and window, decided where
- * the spend is counted — the Redis script (three instances on one real redis-server) or the
- * memory store. A test sink collects what the limiters publish; delivery is the outbox's.
+ * the spend is counted — the Redis script (three instances on one real redis-server, or on a
+ * 3-master Redis Cluster) or the memory store. A test sink collects what the limiters publish; delivery is the outbox's.
  */
 let redis: TestRedis;
+let cluster: TestRedisCluster;
 let prefixSeq = 0;
 
 beforeAll(async () => {
-  redis = await startRedis();
-});
+  [redis, cluster] = await Promise.all([startRedis(), startRedisCluster()]);
+}, 60_000);
 
 afterAll(async () => {
-  await redis.stop();
+  await Promise.all([redis.stop(), cluster.stop()]);
 });
 
 const NANOS = 1e9;
@@ -39,11 +41,16 @@ function thisMonth(): { start: string; end: string } {
 const decided = (events: readonly NotificationEvent[]): unknown[] =>
   [...events].sort((a, b) => a.id.localeCompare(b.id)).map(({ id, type, team, data }) => ({ id, type, team, data }));
 
-type Store = 'memory' | 'redis';
+type Store = 'memory' | 'redis' | 'redis cluster';
 const STORES: Array<[Store, number]> = [
   ['memory', 1],
   ['redis', 3],
+  ['redis cluster', 3],
 ];
+
+/** Where a test's limiters count: memory (no URL), one Redis, or a 3-master Redis Cluster. */
+const storeSettings = (store: Store): LimitSettings =>
+  store === 'redis' ? { redisUrl: redis.url } : store === 'redis cluster' ? { cluster: cluster.nodes } : { redisUrl: '' };
 
 describe.each(STORES)('budget alerts in the %s store (%i instances)', (store, count) => {
   let limiters: Limiter[] = [];
@@ -52,9 +59,8 @@ describe.each(STORES)('budget alerts in the %s store (%i instances)', (store, co
   const start = async (settings: LimitSettings = {}, thresholds?: number[]): Promise<Limiter[]> => {
     published = [];
     const sink = { publish: (event: NotificationEvent) => void published.push(event) };
-    const redisUrl = store === 'redis' ? redis.url : '';
     // Every instance of one test shares one key prefix: the same counters in Redis.
-    const config = limitsConfig({ onStoreError: 'closed', ...settings, redisUrl, keyPrefix: `alerts${++prefixSeq}:` });
+    const config = limitsConfig({ onStoreError: 'closed', ...settings, ...storeSettings(store), keyPrefix: `alerts${++prefixSeq}:` });
     const withThresholds = thresholds ? { ...config, notifications: { thresholds } } : config;
     limiters = Array.from({ length: count }, () => buildLimiter(withThresholds, recordEvents(), undefined, sink));
     for (const l of limiters) await vi.waitFor(() => expect(l.storeConnected()).toBe(true), { timeout: 5000 });
@@ -149,7 +155,7 @@ describe.each(STORES)('budget alerts in the %s store (%i instances)', (store, co
   it('takes new thresholds on a reload; an empty list turns budget alerts off', async () => {
     const [limiter] = await start();
     const ciBot = keyPrincipal('ci-bot', { tokensPerDay: 100 });
-    const config = limitsConfig({ onStoreError: 'closed', redisUrl: store === 'redis' ? redis.url : '', keyPrefix: `alerts${prefixSeq}:` });
+    const config = limitsConfig({ onStoreError: 'closed', ...storeSettings(store), keyPrefix: `alerts${prefixSeq}:` });
     limiter!.configure({ ...config, notifications: { thresholds: [0.25] } });
     await limiter!.admit(request(ciBot, 'team-a/prod', 30));
     expect(published.map((e) => [e.type, e.data['threshold'], e.data['spent']])).toEqual([['budget.threshold', 0.25, 30]]);
@@ -159,7 +165,7 @@ describe.each(STORES)('budget alerts in the %s store (%i instances)', (store, co
   });
 
   it('a limiter with no event sink decides nothing (and still refuses as before)', async () => {
-    const limiter = buildLimiter(limitsConfig({ onStoreError: 'closed', redisUrl: store === 'redis' ? redis.url : '', keyPrefix: `alerts-none${++prefixSeq}:` }), recordEvents());
+    const limiter = buildLimiter(limitsConfig({ onStoreError: 'closed', ...storeSettings(store), keyPrefix: `alerts-none${++prefixSeq}:` }), recordEvents());
     limiters = [limiter];
     await vi.waitFor(() => expect(limiter.storeConnected()).toBe(true), { timeout: 5000 });
     const ciBot = keyPrincipal('ci-bot', { costPerDay: 1 });
