@@ -1,4 +1,3 @@
-import type { EventSink } from './outbox/event.js';
 import type { RequestListener } from 'node:http';
 import { AuditTrail, createOperationsApp, type ReloadResult } from './admin/index.js';
 import { AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys } from './auth/index.js';
@@ -9,6 +8,7 @@ import type { ConnectionEvents } from './connections/index.js';
 import { createConsoleHandler, type ConsoleHandler } from './console/index.js';
 import { asGatewayError, writeError } from './errors.js';
 import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
+import type { EventSink } from './outbox/event.js';
 import { NO_SLICE, PartList, type Part } from './lifecycle.js';
 import { LiveConfiguration, type Live, type Services } from './live.js';
 import { Ledger } from './metering/index.js';
