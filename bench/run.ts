@@ -9,6 +9,7 @@ import { measureEventsPolling } from './comparisons/events-polling.js';
 import { measureLedgerCost } from './comparisons/ledger-cost.js';
 import { measureModelLists } from './comparisons/model-lists.js';
 import { measureModelRouting } from './comparisons/model-routing.js';
+import { measureAlertsCost } from './comparisons/alerts-cost.js';
 import { measureTracingCost } from './comparisons/tracing-cost.js';
 import { measureStreams } from './load-runs/load.js';
 import { log } from './processes/log.js';
@@ -80,6 +81,7 @@ async function measureExtras(stack: Stack, targets: readonly Target[], settings:
 }
 
 /** `--baseline`, `--ledger-cost`, `--model-lists`, `--model-routing`, `--tracing`, `--events`: each in interleaved rounds of its own, with the bare proxy of the main run. */
+/** `--baseline`, `--ledger-cost`, `--model-lists`, `--alerts`, `--tracing`, `--events`: each in interleaved rounds of its own, with the bare proxy of the main run. */
 async function measureComparisons(stack: Stack, targets: readonly Target[], settings: Settings): Promise<void> {
   const proxyAndGateways = targets.filter((target) => target.name === 'proxy' || target.name.startsWith('gateway'));
   const proxy = targets.find((target) => target.name === 'proxy');
@@ -90,6 +92,7 @@ async function measureComparisons(stack: Stack, targets: readonly Target[], sett
   if (settings.ledgerCost) printExtra(heading('Ledger cost: gateway-redis with the usage ledger on and off, non-streaming chat'), await measureLedgerCost(stack, proxy, settings));
   if (settings.modelLists) printExtra(heading('Model lists: gateway-redis with allow-lists on its key and team and without, non-streaming chat'), await measureModelLists(stack, proxy, settings));
   if (settings.modelRouting) printExtra(heading('Model routing: gateway-redis with three routes and an alias table (no alias used; an alias on every request) and without, non-streaming chat'), await measureModelRouting(stack, proxy, settings));
+  if (settings.alerts) printExtra(heading('Budget alerts: gateway-redis with an event sink and without, budgets never crossed, non-streaming chat'), await measureAlertsCost(stack, proxy, settings));
   if (settings.tracing) printExtra(heading('Tracing cost: gateway-redis with tracing off and on (ratio 1.0), non-streaming chat'), await measureTracingCost(stack, proxy, settings));
   if (settings.events) printExtra(heading('Events polling: GET /v1/preview/training-jobs/{id}/events'), await measureEventsPolling(proxyAndGateways, baseline, settings));
   baseline?.close();

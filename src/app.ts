@@ -2,12 +2,13 @@ import type { RequestListener } from 'node:http';
 import { AuditTrail, createOperationsApp, type ReloadResult } from './admin/index.js';
 import { AUTH_FAILURE_REASONS, AuthFailureLimit, RuntimeAdminKeys, RuntimeKeys } from './auth/index.js';
 import { AdminKeyAdmin, syncAdminKeys } from './admin-keys/index.js';
-import { KeyAdmin, startKeySync } from './keys/index.js';
+import { KeyAdmin, KeyExpiryWatch, startKeySync } from './keys/index.js';
 import { ConfigStatus, storeMode, type Config } from './config/index.js';
 import type { ConnectionEvents } from './connections/index.js';
 import { createConsoleHandler, type ConsoleHandler } from './console/index.js';
 import { asGatewayError, writeError } from './errors.js';
 import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
+import type { EventSink } from './outbox/event.js';
 import { NO_SLICE, PartList, type Part } from './lifecycle.js';
 import { LiveConfiguration, type Live, type Services } from './live.js';
 import { Ledger } from './metering/index.js';
@@ -64,6 +65,11 @@ export interface GatewayOptions {
   readonly onAdminReload?: () => void;
   /** Where the console's build is (default dist/console/ of the repository); without a build no console is served. */
   readonly consoleDir?: string;
+  /**
+   * Where budget alerts and key.expiring notices go (SPEC 24: the outbox). Without one, nothing
+   * is decided or emitted.
+   */
+  readonly events?: EventSink;
 }
 
 function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis' | 'upstreams'>, exposition: GatewayOptions['exposition']): Metrics {
@@ -79,12 +85,12 @@ function createGatewayMetrics(config: Pick<Config, 'metrics' | 'redis' | 'upstre
 }
 
 /** The durable store and what lives on it: runtime keys (kept in step), ownership records, the audit trail, the ledger. */
-function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList, teams: TeamDirectory, sqliteSiblings?: SiblingChannel) {
+function createDurableParts(config: Config, logger: Logger, metrics: Metrics, parts: PartList, teams: TeamDirectory, options: GatewayOptions) {
   const onDatabaseError = (): void => metrics.recordDatabaseError();
   const runtimeKeys = new RuntimeKeys();
   const handle = new StoreHandle(config.database, {
     logger,
-    sqliteSiblings,
+    sqliteSiblings: options.sqliteSiblings,
     // Runtime keys and ownership are loaded before the first request is served (and again when
     // a database that was away at start-up comes back).
     onOpen: async () => {
@@ -93,7 +99,10 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics, pa
     },
   });
   parts.add('store', NO_SLICE, { close: () => handle.close() });
-  const keySync = startKeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
+  const expiry = options.events && new KeyExpiryWatch(() => runtimeKeys.records(), options.events);
+  if (expiry) parts.add('key expiry notices', NO_SLICE, { close: () => expiry.stop() });
+  const onLoaded = expiry && ((id: string | undefined): void => (id === undefined ? expiry.checkAll() : expiry.checkKey(runtimeKeys.record(id))));
+  const keySync = startKeySync(handle, runtimeKeys, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError, onLoaded });
   parts.add('key sync', NO_SLICE, { close: () => keySync.stop() });
   const teamSync = startTeamSync(handle, teams, { refreshIntervalMs: config.database.refreshIntervalMs, onError: onDatabaseError });
   parts.add('team sync', NO_SLICE, { close: () => teamSync.stop() });
@@ -138,14 +147,14 @@ function createLedger(handle: StoreHandle, initial: Config['metering']['ledger']
 }
 
 /** Redis, and what counts in it: the limiter (limits and budgets) and the bad-credential throttle. */
-function createCounters(config: Config, metrics: Metrics, parts: PartList, teams: TeamDirectory) {
+function createCounters(config: Config, metrics: Metrics, parts: PartList, teams: TeamDirectory, events: EventSink | undefined) {
   const onStoreError = (store: string): void => metrics.recordStoreError(store);
   const redis = connectRedis(config.redis);
   parts.add('redis', NO_SLICE, { close: () => redis?.disconnect() });
   const limiter = createLimiter(config, createLimitStore(config, redis, () => onStoreError('redis')), {
     onStoreError,
     onRejected: (scope, limit) => metrics.recordRejection(scope, limit),
-  }, teams);
+  }, teams, events);
   parts.add('limiter', (config) => config, { reconfigure: (next) => limiter.configure(next), close: () => limiter.close() });
   const authFailureLimit = new AuthFailureLimit(config.auth.failureLimit, redis, {
     keyPrefix: config.redis.keyPrefix,
@@ -164,8 +173,8 @@ function createServices(initial: Config, logger: Logger, metrics: Metrics, parts
   // Teams of the config file and the store: the limiter's team scope and the authenticator read them per request.
   const teams = new TeamDirectory(initial.teams.records);
   parts.add('teams', (config) => config.teams.records, { reconfigure: (next) => teams.configure(next), close: () => undefined });
-  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams);
-  const durable = createDurableParts(initial, logger, metrics, parts, teams, options.sqliteSiblings);
+  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams, options.events);
+  const durable = createDurableParts(initial, logger, metrics, parts, teams, options);
   const bufferBudget = createBufferBudget(initial, metrics, parts);
   parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });
   const { runtimeKeys, ownership, ledger } = durable;

@@ -44,6 +44,8 @@ export interface GatewayTargetOptions {
   readonly modelLists?: boolean;
   /** Model routing (SPEC 22): `routes` three routes and an alias table; `alias` the same with the bench's model an alias. */
   readonly modelRouting?: 'routes' | 'alias';
+  /** Budget alerts on: the gateway gets an event sink (`--alerts`). */
+  readonly alerts?: boolean;
 }
 
 // The children this room forks: the fake upstream and the targets, beside this file.
@@ -83,7 +85,7 @@ export async function startProxyTarget(stack: Stack): Promise<Target> {
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
   const execArgv = [...profileArgs(stack), ...(options.exposeGc ? ['--expose-gc'] : [])];
-  const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '', BENCH_TRACING_RATIO: String(options.tracingRatio ?? 1), BENCH_MODEL_LISTS: options.modelLists ? '1' : '0', BENCH_MODEL_ROUTING: options.modelRouting ?? '' };
+  const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '', BENCH_TRACING_RATIO: String(options.tracingRatio ?? 1), BENCH_MODEL_LISTS: options.modelLists ? '1' : '0', BENCH_MODEL_ROUTING: options.modelRouting ?? '', BENCH_ALERTS: options.alerts ? '1' : '0' };
   const child = await startChild(name, TARGET, ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
   if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, (options.workers ?? 1) > 1 ? `${name} primary` : name);

@@ -54,6 +54,8 @@ function routingConfig(): { models: Record<string, unknown> } | Record<string, n
     },
   };
 }
+/** 1: budget alerts on (`--alerts`): an event sink that counts what it is given (the budgets are never crossed). */
+const alerts = process.env.BENCH_ALERTS === '1';
 
 interface Started {
   readonly server: Server;
@@ -116,11 +118,14 @@ async function startGateway(): Promise<Started> {
     'bench',
   );
   const logger = createLogger(config.logging.level, pino.destination({ dest: '/dev/null', sync: false }));
-  const gateway = await createGateway(config, { logger });
+  let published = 0;
+  const events = alerts ? { publish: () => void (published += 1) } : undefined;
+  const gateway = await createGateway(config, { logger, ...(events ? { events } : {}) });
   return {
     server: createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents),
     async close() {
       await gateway.close();
+      if (published > 0) process.stderr.write(`bench target: ${published} events published\n`);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { upstreamRefusals, upstreamsSchema } from './upstreams.js';
 import { modelRoutingShape } from './model-routing.js';
+import { notificationThresholdsSchema } from './notifications-thresholds.js';
 import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds/index.js';
 import { defaultProjectOf, defaultProjectRefusal, NAME_PATTERN, NAME_RULE } from '../projects/index.js';
 import { routesSchema } from './routes.js';
@@ -33,12 +34,14 @@ const currencyAmount = z.number().positive().refine((n) => Number.isSafeInteger(
  * whole counts for requests, tokens and in-flight requests, decimals for cost budgets.
  */
 export const limitSetSchema: z.ZodType<LimitSet> = z
-  .object(
-    Object.fromEntries(LIMIT_KINDS.map((kind) => [kind.name, (kind.unit === 'cost' ? currencyAmount : positiveInt).optional()])) as Record<
+  .object({
+    ...(Object.fromEntries(LIMIT_KINDS.map((kind) => [kind.name, (kind.unit === 'cost' ? currencyAmount : positiveInt).optional()])) as Record<
       LimitName,
       z.ZodOptional<z.ZodNumber>
-    >,
-  )
+    >),
+    /** The scope's budgets alert and never refuse (SPEC 24). */
+    soft: z.boolean().optional(),
+  })
   .strict();
 
 /** Per million tokens; the longest matching pattern wins, `*` is a wildcard (SPEC 14). */
@@ -329,6 +332,8 @@ export const configSchema = z
       .prefault({}),
     teams: teamsSchema,
     models: modelsSchema,
+    /** SPEC 24; only the thresholds here — the outbox adds webhooks and export. */
+    notifications: z.object({ thresholds: notificationThresholdsSchema }).strict().prefault({}),
     rateLimits: z
       .object({
         onStoreError: z.enum(['open', 'closed']).default('open'),

@@ -5,3 +5,4 @@
 export { KeyAdmin, type KeyChanges, type KeyView, type KeyWithSecret, type NewKey } from './key-admin.js';
 export { startKeySync, type KeySync, type KeySyncOptions } from './key-sync.js';
 export { createKeyHandler, getKeyHandler, listKeysHandler, revokeKeyHandler, rotateKeyHandler, updateKeyHandler } from './key-routes.js';
+export { expiryNotice, KeyExpiryWatch } from './key-expiry.js';

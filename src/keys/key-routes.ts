@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { KeyAdmin } from './key-admin.js';
 import { keyProjects, limitSetSchema, modelPatterns, namePart } from '../config/index.js';
 import { errors, type GatewayError } from '../errors.js';
-import type { LimitName, LimitSet } from '../limits/index.js';
+import { configuredLimits, type LimitSet } from '../limits/index.js';
 import { isValidName, NAME_RULE } from '../projects/index.js';
 import type { TeamAdmin } from '../teams/index.js';
 import { modelListProblem, type ModelAccess } from '../models/index.js';
@@ -55,7 +55,7 @@ function refuseLimitsAboveTeam(res: Response, teams: TeamAdmin, limits: LimitSet
   const scope = teamScopeOf(res);
   if (scope === undefined || limits === undefined) return;
   const teamLimits = teams.limitsOf(scope) ?? {};
-  for (const [name, value] of Object.entries(limits) as Array<[LimitName, number]>) {
+  for (const [name, value] of configuredLimits(limits)) {
     const cap = teamLimits[name];
     if (cap !== undefined && value > cap) throw insufficientRole(adminOf(res).role, `give a key ${name} ${value}, above its team's ${cap}`);
   }

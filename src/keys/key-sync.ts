@@ -6,6 +6,8 @@ export interface KeySyncOptions {
   readonly refreshIntervalMs: number;
   /** A load failed: the keys this instance holds stay as they were. */
   readonly onError: (err: unknown) => void;
+  /** A key was loaded as the store now has it (one after a change; undefined after a full load): the expiry notices look. */
+  readonly onLoaded?: (id: string | undefined) => void;
 }
 
 /** This instance's RuntimeKeys kept in step with the durable store (see StoreMirror). */
@@ -15,8 +17,14 @@ export function startKeySync(handle: StoreHandle, keys: RuntimeKeys, options: Ke
   return new StoreMirror(handle, {
     refreshIntervalMs: options.refreshIntervalMs,
     onError: options.onError,
-    loadAll: async (store) => keys.replaceAll(await store.loadKeys()),
-    loadOne: async (store, id) => keys.apply(id, await store.loadKey(id)),
+    loadAll: async (store) => {
+      keys.replaceAll(await store.loadKeys());
+      options.onLoaded?.(undefined);
+    },
+    loadOne: async (store, id) => {
+      keys.apply(id, await store.loadKey(id));
+      options.onLoaded?.(id);
+    },
     idOf: (change) => (change.kind === 'key' ? change.id : undefined),
   });
 }

@@ -145,8 +145,21 @@ export type CounterName = LimitName | SpendName;
 /** The `max` of a spend counter: nothing it counts ever reaches it. */
 export const UNLIMITED_MAX = Number.MAX_VALUE;
 
-/** Limits of one scope as configured: every kind optional (absent = unlimited). */
-export type LimitSet = { readonly [K in LimitName]?: number };
+/**
+ * Limits of one scope as configured: every kind optional (absent = unlimited). `soft`: the
+ * scope's budgets (tokensPerDay, costPerDay, costPerMonth) alert and never refuse (SPEC 24).
+ */
+export type LimitSet = { readonly [K in LimitName]?: number } & { readonly soft?: boolean };
+
+/** The limits a LimitSet configures, by name and amount (`soft` is a flag, not a limit). */
+export function configuredLimits(set: LimitSet): Array<[LimitName, number]> {
+  return (Object.entries(set) as Array<[LimitName | 'soft', number | boolean]>).filter((e): e is [LimitName, number] => e[0] !== 'soft');
+}
+
+/** A budget: a token or cost limit over a UTC day or month — what alerts and what `soft` makes non-refusing (SPEC 24). */
+export function isBudget(kind: LimitKind): boolean {
+  return (kind.unit === 'token' || kind.unit === 'cost') && (kind.window.type === 'utcDay' || kind.window.type === 'utcMonth');
+}
 
 export const LIMIT_NAMES: readonly LimitName[] = LIMIT_KINDS.map((kind) => kind.name);
 

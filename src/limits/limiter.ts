@@ -3,13 +3,18 @@ import { errors } from '../errors.js';
 import { rateLimitHeaders } from './headers.js';
 import { limitKind, type LimitName } from '../limit-kinds/index.js';
 import { MemoryStore } from './memory-store.js';
+import { BudgetAlerts } from './alerts.js';
+import type { EventSink } from '../outbox/event.js';
 import { LimitPlan, wholeUnits, type TeamLimitSource } from './plan.js';
 import { rejectionFor } from './rejection.js';
 import { StoreUnavailableError, type Check, type LimitScope, type LimitStore, type Outcome, type ScopeReading } from './store.js';
 import type { Principal, ProjectRef } from '../auth/index.js';
 
 /** What the limiter is built from and reconfigured with: limits, the key prefix of its counters, the price currency of its 429s. */
-export type LimiterConfig = Pick<Config, 'rateLimits' | 'redis' | 'metering'>;
+export type LimiterConfig = Pick<Config, 'rateLimits' | 'redis' | 'metering'> & Partial<Pick<Config, 'notifications'>>;
+
+/** SPEC 24's default thresholds, when the config names none. */
+const DEFAULT_THRESHOLDS: readonly number[] = [0.8, 1];
 
 export interface LimitEvents {
   onRejected(scope: LimitScope, limit: LimitName): void;
@@ -111,20 +116,25 @@ class StoreLimiter implements Limiter {
   private failOpen = true;
   /** What budgets are counted in, for 429 messages. */
   private currency = 'USD';
+  /** Budget alerts (SPEC 24); none without an event sink or thresholds, and then nothing is checked. */
+  private alerts: BudgetAlerts | undefined;
 
   constructor(
     config: LimiterConfig,
     private readonly store: LimitStore,
     private readonly events: LimitEvents,
     private readonly teams: TeamLimitSource,
+    private readonly sink: EventSink | undefined,
   ) {
     this.configure(config);
     this.fallback = store instanceof MemoryStore ? undefined : new MemoryStore();
   }
 
   configure(config: LimiterConfig): void {
-    this.plan = new LimitPlan(config, config.redis.keyPrefix, this.teams);
     this.currency = config.metering.prices.currency;
+    const thresholds = config.notifications?.thresholds ?? DEFAULT_THRESHOLDS;
+    this.alerts = this.sink && thresholds.length > 0 ? new BudgetAlerts(this.sink, thresholds, this.currency) : undefined;
+    this.plan = new LimitPlan(config, config.redis.keyPrefix, this.teams, undefined, this.alerts !== undefined);
     this.failOpen = config.rateLimits.onStoreError === 'open';
   }
 
@@ -139,6 +149,7 @@ class StoreLimiter implements Limiter {
       this.events.onRejected(rejection.check.scope, rejection.check.limit as LimitName);
       throw rejection.error;
     }
+    if (this.alerts) this.hearAdmission(this.alerts, checks, result);
     const headers = rateLimitHeaders(checks, result.used, result.resetMs);
     return new Reservation(headers, this, store, checks, result.windowEnds, result.slot);
   }
@@ -192,7 +203,15 @@ class StoreLimiter implements Limiter {
       deltas[i] = actual === undefined ? 0 : actual - checks[i]!.cost;
       if (deltas[i] !== 0 || unit === 'inflight') work = true;
     }
-    if (work) reservation.store.settle(checks, deltas, reservation.windowEnds, reservation.slot);
+    if (work) reservation.store.settle(checks, deltas, reservation.windowEnds, reservation.slot, this.alerts?.spent);
+  }
+
+  /** An admitted request's charges: each budget's counter went from `used − cost` to `used` (the store's answer, atomic). */
+  private hearAdmission(alerts: BudgetAlerts, checks: readonly Check[], result: Outcome): void {
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      if (check.alerts !== undefined && check.cost > 0 && check.reportOnly !== true) alerts.spent(check, result.used[i]! - check.cost, result.used[i]!, result.windowEnds[i]!);
+    }
   }
 
   /**
@@ -217,10 +236,10 @@ class StoreLimiter implements Limiter {
 /**
  * Builds the limiter on the given store (memory, or Redis built by the app from its one
  * connection module). With a shared store and `onStoreError: open`, a memory fallback answers
- * while the store cannot.
+ * while the store cannot. With `sink`, budget thresholds crossed are published there (SPEC 24).
  */
-export function createLimiter(config: LimiterConfig, store: LimitStore, events: LimitEvents, teams: TeamLimitSource = NO_TEAMS): Limiter {
-  return new StoreLimiter(config, store, events, teams);
+export function createLimiter(config: LimiterConfig, store: LimitStore, events: LimitEvents, teams: TeamLimitSource = NO_TEAMS, sink?: EventSink): Limiter {
+  return new StoreLimiter(config, store, events, teams, sink);
 }
 
 const NO_TEAMS: TeamLimitSource = { limitsOf: () => undefined };

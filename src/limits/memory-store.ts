@@ -1,4 +1,4 @@
-import { isInflight, refuses, type Check, type LimitStore, type Outcome, type ScopeReading } from './store.js';
+import { isInflight, refuses, type Check, type LimitStore, type Outcome, type ScopeReading, type SpendWatch } from './store.js';
 
 /** A windowed counter: units used, and when its window ends (epoch ms). */
 interface Counter {
@@ -73,7 +73,7 @@ export class MemoryStore implements LimitStore {
     return { admitted, used, resetMs, windowEnds };
   }
 
-  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[]): void {
+  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], _slot?: string, watch?: SpendWatch): void {
     const now = Date.now();
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
@@ -87,11 +87,14 @@ export class MemoryStore implements LimitStore {
       if (delta === 0 || end <= now) continue;
       const counter = scope?.counters.get(check.limit);
       const live = counter !== undefined && counter.end > now;
+      const before = live ? counter.used : 0;
       if (live && counter.end === end) counter.used = Math.max(0, counter.used + delta);
       else if (delta > 0 && live) counter.used += delta;
       // An overrun whose counter is gone is charged until the request's window ends.
       else if (delta > 0) this.scopeOf(check.key).counters.set(check.limit, { used: delta, end });
       // A refund to another window is dropped: it would grant quota never reserved there.
+      else continue;
+      if (delta > 0 && watch !== undefined && check.alerts !== undefined) watch(check, before, before + delta, live ? counter.end : end);
     }
   }
 

@@ -1,8 +1,8 @@
 import type { Config } from '../config/index.js';
 import type { Principal, ProjectRef } from '../auth/index.js';
 import { msToUtcMidnight, msToUtcMonthEnd, utcMonthStart } from '../calendar.js';
-import { counterLimit, LIMIT_KINDS, SPEND_KINDS, UNLIMITED_MAX, type CounterName, type LimitKind, type LimitSet } from '../limit-kinds/index.js';
-import type { Check, LimitScope } from './store.js';
+import { counterLimit, isBudget, LIMIT_KINDS, SPEND_KINDS, UNLIMITED_MAX, type CounterName, type LimitKind, type LimitSet } from '../limit-kinds/index.js';
+import type { AlertScope, Check, LimitScope } from './store.js';
 
 /** Projects whose checks are kept ready; past this the cache starts over (`team/*` admits any project name). */
 const MAX_CACHED_PROJECTS = 10_000;
@@ -12,13 +12,17 @@ interface CompiledLimit {
   readonly limit: CounterName;
   readonly kind: LimitKind;
   readonly max: number;
+  /** A budget of a `soft` set: alerts, never refuses. */
+  readonly soft: boolean;
+  /** A budget (not a team's spend counter): its thresholds alert. */
+  readonly budget: boolean;
 }
 
 function compile(set: LimitSet): readonly CompiledLimit[] {
   const limits: CompiledLimit[] = [];
   for (const kind of LIMIT_KINDS) {
     const configured = set[kind.name];
-    if (configured !== undefined) limits.push({ limit: kind.name, kind, max: counterLimit(kind, configured) });
+    if (configured !== undefined) limits.push({ limit: kind.name, kind, max: counterLimit(kind, configured), soft: set.soft === true && isBudget(kind), budget: isBudget(kind) });
   }
   return limits;
 }
@@ -33,7 +37,7 @@ export interface TeamLimitSource {
 }
 
 /** A team scope also counts its spend (never refusing), so its record can show it without a ledger scan. */
-const SPEND_COUNTERS: readonly CompiledLimit[] = SPEND_KINDS.map((kind) => ({ limit: kind.name, kind, max: UNLIMITED_MAX }));
+const SPEND_COUNTERS: readonly CompiledLimit[] = SPEND_KINDS.map((kind) => ({ limit: kind.name, kind, max: UNLIMITED_MAX, soft: false, budget: false }));
 
 /** What one request reserves: its estimated tokens and cost (in nano-units of the currency). */
 export interface Reservation {
@@ -53,6 +57,9 @@ interface RequestTerms {
   readonly msToMonthEnd: number;
 }
 
+/** What a check of a limit that is neither soft nor alerting adds: nothing. */
+const NO_EXTRAS: { readonly soft?: true; readonly alerts?: AlertScope } = Object.freeze({});
+
 /** Whole, non-negative units: what a counter can be charged. */
 export const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value) || 0);
 
@@ -65,13 +72,19 @@ export const wholeUnits = (value: number): number => Math.max(0, Math.ceil(value
  */
 class ScopePlan {
   private readonly fixed: ReadonlyArray<Check | undefined>;
+  /** Per limit, what its check adds: `soft` and `alerts` on budgets (SPEC 24), else nothing. */
+  private readonly extras: ReadonlyArray<{ readonly soft?: true; readonly alerts?: AlertScope }>;
 
   constructor(
     private readonly scope: LimitScope,
     private readonly subject: string,
     private readonly key: string,
     private readonly limits: readonly CompiledLimit[],
+    alerts: AlertScope | undefined,
   ) {
+    this.extras = limits.map(({ soft, budget }) =>
+      !soft && (alerts === undefined || !budget) ? NO_EXTRAS : { ...(soft ? { soft: true as const } : {}), ...(alerts !== undefined && budget ? { alerts } : {}) },
+    );
     this.fixed = limits.map(({ limit, kind, max }) => {
       // Calendar windows (a spend counter of requests too) are opened with the time left in their day or month.
       if (kind.unit === 'token' || kind.unit === 'cost' || kind.window.type === 'utcDay' || kind.window.type === 'utcMonth') return undefined;
@@ -94,7 +107,10 @@ class ScopePlan {
       const windowMs =
         window.type === 'utcDay' ? terms.msToMidnight : window.type === 'utcMonth' ? terms.msToMonthEnd : window.type === 'fixed' ? window.ms : 0;
       const charged = terms.spends || kind.unit === 'request';
-      checks.push(charged ? { scope, subject, limit, max, cost, windowMs, key } : { scope, subject, limit, max, cost, windowMs, key, reportOnly: true });
+      const extra = this.extras[i]!;
+      // Most checks have no extras: the literal without a spread is the cheaper object.
+      if (extra === NO_EXTRAS) checks.push(charged ? { scope, subject, limit, max, cost, windowMs, key } : { scope, subject, limit, max, cost, windowMs, key, reportOnly: true });
+      else checks.push(charged ? { scope, subject, limit, max, cost, windowMs, key, ...extra } : { scope, subject, limit, max, cost, windowMs, key, ...extra, reportOnly: true });
     }
   }
 }
@@ -147,6 +163,8 @@ export class LimitPlan {
     private readonly keyPrefix: string,
     private readonly teams: TeamLimitSource = { limitsOf: () => undefined },
     private readonly maxCachedProjects = MAX_CACHED_PROJECTS,
+    /** Whether budget checks carry their AlertScope (an event sink is wired and thresholds are set). */
+    private readonly alerts = false,
   ) {
     for (const [entry, set] of Object.entries(config.rateLimits.projects)) {
       const compiled = compile(set);
@@ -195,7 +213,7 @@ export class LimitPlan {
     if (set === undefined) return null;
     const cached = this.teamPlans.get(team);
     if (cached?.set === set) return cached.plan;
-    const plan = new ScopePlan('team', `team ${team}`, this.teamKey(team), [...compile(set), ...SPEND_COUNTERS]);
+    const plan = new ScopePlan('team', `team ${team}`, this.teamKey(team), [...compile(set), ...SPEND_COUNTERS], this.alertScope({ type: 'team', team }));
     this.teamPlans.set(team, { set, plan });
     return plan;
   }
@@ -213,7 +231,8 @@ export class LimitPlan {
     if (plan === undefined) {
       const limits = this.limitsOf(principal.limits);
       const subject = principal.kind === 'key' ? `key ${principal.id}` : `subject ${principal.id}`;
-      plan = limits.length === 0 ? null : new ScopePlan('key', subject, `${this.baseFor(principal)}${principal.kind}:${principal.id}`, limits);
+      const alerts = this.alertScope({ type: 'key', team: principal.team, [principal.kind === 'key' ? 'key' : 'subject']: principal.id });
+      plan = limits.length === 0 ? null : new ScopePlan('key', subject, `${this.baseFor(principal)}${principal.kind}:${principal.id}`, limits, alerts);
       this.principalPlans.set(principal, plan);
     }
     return plan;
@@ -225,7 +244,8 @@ export class LimitPlan {
     if (plan !== undefined) return plan;
     const name = `${project.team}/${project.project}`;
     const limits = this.exactProjects.get(name) ?? this.teamDefaults.get(project.team);
-    plan = limits === undefined || limits.length === 0 ? null : new ScopePlan('project', `project ${name}`, `${this.baseFor(principal)}project:${name}`, limits);
+    const alerts = this.alertScope({ type: 'project', team: project.team, project: project.project });
+    plan = limits === undefined || limits.length === 0 ? null : new ScopePlan('project', `project ${name}`, `${this.baseFor(principal)}project:${name}`, limits, alerts);
     // Keys carry the principal's team; one of another team is refused before the limits (403).
     if (project.team !== principal.team) return plan;
     if (this.cachedProjects >= this.maxCachedProjects) {
@@ -240,6 +260,10 @@ export class LimitPlan {
     plans.set(project.project, plan);
     this.cachedProjects += 1;
     return plan;
+  }
+
+  private alertScope(scope: AlertScope): AlertScope | undefined {
+    return this.alerts ? Object.freeze(scope) : undefined;
   }
 
   private limitsOf(set: LimitSet): readonly CompiledLimit[] {

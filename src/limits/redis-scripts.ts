@@ -33,7 +33,9 @@ import { LIMIT_KINDS, SPEND_KINDS, type CounterName } from '../limit-kinds/index
  *   [5] leases released, text: `key# L:<lease> …`   [6] leases renewed, same
  * Returns doubles packed like the arguments: admitted (1/0), now, then used and end per
  * check. Used is after the charge if admitted; end is the window's end (for a counter not in
- * a window yet, the one a charge would open; 0 for in-flight).
+ * a window yet, the one a charge would open; 0 for in-flight). Then per counter settle, the
+ * counter after it and its window's end (0, 0 when dropped): the budget alerts read which
+ * overrun crossed a threshold from there (SPEC 24), at no extra command.
  */
 export const LIMITS_SCRIPT = `
 local clock = redis.call('TIME')
@@ -104,6 +106,8 @@ for k = 1, nkeys do
   end
 end
 
+-- per settle: the counter after it and its window's end (0, 0: dropped), for the alerts
+local settled = {}
 local settles = ARGV[4]
 if settles ~= '' then
   local count = #settles / 8
@@ -120,6 +124,9 @@ if settles ~= '' then
       else v = v + delta end
       if cur == 0 then cur = e end
       s[at], s[at + 1], changed[k] = v, cur, true
+      settled[#settled + 1], settled[#settled + 2] = v, cur
+    else
+      settled[#settled + 1], settled[#settled + 2] = 0, 0
     end
   end
 end
@@ -195,6 +202,8 @@ for k = 1, nkeys do
   end
 end
 
+local base = #out
+for i = 1, #settled do out[base + i] = settled[i] end
 return spack('<' .. rep('d', #out), unpack(out))
 `;
 

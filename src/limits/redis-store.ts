@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { defineKeyedScript, fullyConnected, ReplyDeadline, whenConnected, type RedisConnection } from '../redis/index.js';
 import { limitIndex } from '../limit-kinds/index.js';
 import { decodeScopeNumbers, LIMITS_SCRIPT } from './redis-scripts.js';
-import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome, type ScopeReading } from './store.js';
+import { hashTag, packDoubles, type PendingScope, type ScriptCall } from './redis-call.js';
+import { isInflight, StoreUnavailableError, type Check, type LimitStore, type Outcome, type ScopeReading, type SpendWatch } from './store.js';
 
 /** The script, once defined on the connection (ioredis runs EVALSHA and reloads on NOSCRIPT). */
 interface ScriptCommands {
@@ -19,36 +20,6 @@ export interface RedisStoreOptions {
   readonly onBackgroundError: () => void;
 }
 
-/** What waits to be sent for one scope: counter deltas by limit and window end (summed), and leases to release. */
-interface PendingScope {
-  readonly deltas: Map<string, { readonly kind: number; readonly end: number; delta: number }>;
-  readonly released: string[];
-}
-
-const NO_NUMBERS = Buffer.alloc(0);
-
-/** Doubles, little-endian: how the script takes and gives its numbers (struct '<d'). */
-function packDoubles(numbers: readonly number[]): Buffer {
-  if (numbers.length === 0) return NO_NUMBERS;
-  const buffer = Buffer.allocUnsafe(numbers.length * 8);
-  for (let i = 0; i < numbers.length; i++) buffer.writeDoubleLE(numbers[i]!, i * 8);
-  return buffer;
-}
-
-/** `<prefix>{team}:…` → `{team}`: keys with the same tag share a Cluster slot, so one script may take them. */
-function hashTag(key: string): string {
-  const open = key.indexOf('{');
-  return open < 0 ? '' : key.slice(open, key.indexOf('}', open) + 1);
-}
-
-/** The script's arguments for some scopes (`keys`; key numbers are 1-based). */
-interface ScriptCall {
-  lease: string;
-  checks: number[];
-  settles: number[];
-  released: string;
-  renewed: string;
-}
 
 /**
  * Counters and in-flight leases in Redis (single node or Cluster), shared by every gateway
@@ -116,7 +87,8 @@ export class RedisStore implements LimitStore {
       const inflight = isInflight(check);
       if (inflight) slot ??= `L:${this.instance}:${++this.leaseSeq}`;
       // Cost -1: a limit that does not apply to this request, read for the headers only (see the script).
-      call.checks.push(k + 1, limitIndex(check.limit), check.max, check.reportOnly ? -1 : check.cost, inflight ? 0 : check.windowMs);
+      // A soft budget is charged and never refuses: a max nothing reaches.
+      call.checks.push(k + 1, limitIndex(check.limit), check.soft ? Number.MAX_VALUE : check.max, check.reportOnly ? -1 : check.cost, inflight ? 0 : check.windowMs);
     }
     call.lease = slot ?? '';
     const command = this.send(keys, call);
@@ -148,7 +120,7 @@ export class RedisStore implements LimitStore {
    * script per team — before the client can send its next request, so a freed slot is free on
    * every instance by then.
    */
-  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], slot: string | undefined): void {
+  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], slot: string | undefined, watch?: SpendWatch): void {
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
       if (isInflight(check)) {
@@ -161,7 +133,7 @@ export class RedisStore implements LimitStore {
       const id = `${check.limit} ${windowEnds[i]!}`;
       const entry = scope.deltas.get(id);
       if (entry) entry.delta += delta;
-      else scope.deltas.set(id, { kind: limitIndex(check.limit), end: windowEnds[i]!, delta });
+      else scope.deltas.set(id, { kind: limitIndex(check.limit), end: windowEnds[i]!, delta, check, watch: check.alerts && watch });
     }
     this.scheduleFlush();
   }
@@ -193,7 +165,20 @@ export class RedisStore implements LimitStore {
 
   private send(keys: readonly string[], call: ScriptCall): Promise<Buffer> {
     const { leaseTtlMs } = this.options;
-    return this.scripts.tollgateLimitsBuffer(keys.length, ...keys, leaseTtlMs, call.lease, packDoubles(call.checks), packDoubles(call.settles), call.released, call.renewed);
+    const command = this.scripts.tollgateLimitsBuffer(keys.length, ...keys, leaseTtlMs, call.lease, packDoubles(call.checks), packDoubles(call.settles), call.released, call.renewed);
+    // A settle ran whenever its reply comes, even after the deadline: its alerts are heard then.
+    if (call.watched.length > 0) command.then((reply) => this.hearSettles(reply, call), () => undefined);
+    return command;
+  }
+
+  /** Reports where each watched settle left its counter (after the checks' numbers in the reply). */
+  private hearSettles(reply: Buffer, call: ScriptCall): void {
+    const base = 16 + 16 * (call.checks.length / 5);
+    for (const { n, delta, check, watch } of call.watched) {
+      const after = reply.readDoubleLE(base + 16 * n);
+      const end = reply.readDoubleLE(base + 16 * n + 8);
+      if (end > 0) watch(check, after - delta, after, end);
+    }
   }
 
   private hold(checks: readonly Check[], slot: string): void {
@@ -219,7 +204,7 @@ export class RedisStore implements LimitStore {
 
   /** A script call carrying what waits for `keys`. */
   private takePending(keys: readonly string[]): ScriptCall {
-    const call: ScriptCall = { lease: '', checks: [], settles: [], released: '', renewed: '' };
+    const call: ScriptCall = { lease: '', checks: [], settles: [], released: '', renewed: '', watched: [] };
     for (let k = 0; k < keys.length; k++) this.takePendingOf(keys[k]!, k, call);
     return call;
   }
@@ -229,7 +214,10 @@ export class RedisStore implements LimitStore {
     const scope = this.pending.get(key);
     if (!scope) return;
     this.pending.delete(key);
-    for (const { kind, end, delta } of scope.deltas.values()) call.settles.push(k + 1, kind, delta, end);
+    for (const { kind, end, delta, check, watch } of scope.deltas.values()) {
+      if (watch !== undefined && delta > 0) call.watched.push({ n: call.settles.length / 4, delta, check, watch });
+      call.settles.push(k + 1, kind, delta, end);
+    }
     for (const lease of scope.released) call.released += `${k + 1} ${lease} `;
   }
 

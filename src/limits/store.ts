@@ -32,7 +32,28 @@ export interface Check {
    * spend neither (`/v1/models`, `/v1/preview/*`). Budgets stop spending, not traffic.
    */
   readonly reportOnly?: true;
+  /** A budget of a `soft` scope: charged, alerting, never refusing (SPEC 24). */
+  readonly soft?: true;
+  /** Who the budget's alerts name; present only on budgets, and only while alerts are on (an event sink). */
+  readonly alerts?: AlertScope;
 }
+
+/** Whom a budget alert names (SPEC 24): the scope's ids, never a secret. Built once per scope. */
+export interface AlertScope {
+  readonly type: LimitScope;
+  readonly team: string;
+  readonly project?: string;
+  /** The key's id (a key scope of a key principal). */
+  readonly key?: string;
+  /** The JWT subject (a key scope of a JWT principal). */
+  readonly subject?: string;
+}
+
+/**
+ * Spend on a budget's counter moved from `before` to `after` in the window ending at `windowEnd`
+ * (store clock): how a store reports a settle's overrun, where actual cost lands, to the alerts.
+ */
+export type SpendWatch = (check: Check, before: number, after: number, windowEnd: number) => void;
 
 /** An in-flight (concurrency) check: a slot held until the request finishes, not a counter in a window. */
 export const isInflight = (check: Check): boolean => limitKind(check.limit).window.type === 'inflight';
@@ -45,7 +66,7 @@ export const isInflight = (check: Check): boolean => limitKind(check.limit).wind
  * script (redis-scripts.ts) spells it out in Lua.
  */
 export function refuses(check: Check, used: number): boolean {
-  return check.reportOnly !== true && (used >= check.max || used + check.cost > check.max);
+  return check.reportOnly !== true && check.soft !== true && (used >= check.max || used + check.cost > check.max);
 }
 
 /** What the store saw, per check (same order as the checks). */
@@ -83,8 +104,9 @@ export interface LimitStore {
    * admission's outcome; a refund to a window that has ended is dropped, an overrun charged to
    * a counter that is gone recreates it until then) and frees the request's in-flight slots.
    * Never throws: a shared store may send it with a later call (`settled()` waits for it).
+   * `watch` hears each increase of a counter whose check has `alerts`, as it lands in the store.
    */
-  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], slot: string | undefined): void;
+  settle(checks: readonly Check[], deltas: readonly number[], windowEnds: readonly number[], slot: string | undefined, watch?: SpendWatch): void;
   /** Whether every connection the store needs is up (always true in memory): readiness and /readyz. */
   ready(): boolean;
   /** Resolves true once the store is ready (at once for memory), false after `timeoutMs`: start-up waits on it. */

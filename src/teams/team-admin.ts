@@ -1,5 +1,5 @@
 import { errors, type GatewayError } from '../errors.js';
-import { counterLimit, limitKind, type Limiter, type LimitName, type LimitSet, type ScopeReading } from '../limits/index.js';
+import { configuredLimits, counterLimit, limitKind, type Limiter, type LimitName, type LimitSet, type ScopeReading } from '../limits/index.js';
 import { nanosToAmount } from '../money.js';
 import { DatabaseUnavailableError, type StoreHandle, type StoreMirror, TeamIdTakenError, type TeamPatch } from '../store/index.js';
 import type { Team, TeamDirectory } from './directory.js';
@@ -42,7 +42,7 @@ function spendOf(reading: ScopeReading, window: 'day' | 'month'): SpendView {
 
 function remainingOf(limits: LimitSet, reading: ScopeReading): Partial<Record<LimitName, number>> {
   const remaining: Partial<Record<LimitName, number>> = {};
-  for (const [name, configured] of Object.entries(limits) as Array<[LimitName, number]>) {
+  for (const [name, configured] of configuredLimits(limits)) {
     const kind = limitKind(name);
     const used = kind.unit === 'inflight' ? reading.inflight : (reading.counters[name]?.used ?? 0);
     const left = Math.max(0, counterLimit(kind, configured) - used);

@@ -57,7 +57,7 @@ function mergeDeep(base: Record<string, unknown>, extra: Record<string, unknown>
 }
 
 /** Builds the gateway from config and listens on a free loopback port (`configPath`: what a reload re-reads; `consoleDir`: a console build). */
-export async function startGateway(config: Config, configPath?: string, options: Pick<GatewayOptions, 'consoleDir'> = {}): Promise<RunningGateway> {
+export async function startGateway(config: Config, configPath?: string, options: Pick<GatewayOptions, 'consoleDir' | 'events'> = {}): Promise<RunningGateway> {
   const gateway = await createGateway(config, { logger: pino({ level: 'silent' }), ...(configPath === undefined ? {} : { configPath }), ...options });
   const server = createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents);
   server.listen(0, '127.0.0.1');

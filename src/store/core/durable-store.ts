@@ -21,7 +21,7 @@ export interface ApiKeyRecord {
   team: string;
   projects: string[];
   defaultProject: string;
-  limits: Record<string, number>;
+  limits: Record<string, number | boolean>;
   /** Its model patterns (SPEC 21); null: none of its own. */
   models?: string[] | null;
   description: string | null;
@@ -73,7 +73,7 @@ export interface ResourceFilter {
 export interface TeamRecord {
   id: string;
   description: string | null;
-  limits: Record<string, number>;
+  limits: Record<string, number | boolean>;
   /** Its model patterns (SPEC 21); null: none of its own. */
   models?: string[] | null;
   disabled: boolean;

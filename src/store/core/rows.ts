@@ -29,7 +29,7 @@ export function keyRecordFrom(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     team: row.team,
     projects: fromJson<string[]>(row.projects),
     defaultProject: row.default_project,
-    limits: fromJson<Record<string, number>>(row.limits),
+    limits: fromJson<Record<string, number | boolean>>(row.limits),
     models: row.models === null ? null : fromJson<string[]>(row.models),
     description: row.description,
     createdAt: isoInstant(row.created_at),
@@ -91,7 +91,7 @@ export function teamRecordFrom(row: Selectable<TeamsTable>): TeamRecord {
   return {
     id: row.id,
     description: row.description,
-    limits: fromJson<Record<string, number>>(row.limits),
+    limits: fromJson<Record<string, number | boolean>>(row.limits),
     models: row.models === null ? null : fromJson<string[]>(row.models),
     disabled: Boolean(row.disabled),
     createdAt: isoInstant(row.created_at),

@@ -1,7 +1,7 @@
 import { configSchema, type Config, type LimitSet } from '../../../src/config/index.js';
 import type { Principal, ProjectRef } from '../../../src/auth/index.js';
 import { GatewayError } from '../../../src/errors.js';
-import { type Admission, type AdmissionRequest, createLimiter, createLimitStore, decodeScopeNumbers, type Limiter, type LimitEvents, RedisStore, type ScopeNumbers } from '../../../src/limits/index.js';
+import { type Admission, type AdmissionRequest, createLimiter, createLimitStore, decodeScopeNumbers, type EventSink, type Limiter, type LimitEvents, RedisStore, type ScopeNumbers } from '../../../src/limits/index.js';
 import { connectRedis } from '../../../src/redis/index.js';
 import { REPLY_SILENCE_MS } from '../../helpers/redis.js';
 import type { Redis } from 'ioredis';
@@ -35,14 +35,14 @@ export function limitsConfig(settings: LimitSettings = {}): Config {
  * connection of its own, closed with the limiter. `leaseTtlMs` shortens Redis leases below the
  * config's minimum, for tests of their expiry.
  */
-export function buildLimiter(config: Config, events: LimitEvents, leaseTtlMs?: number): Limiter {
+export function buildLimiter(config: Config, events: LimitEvents, leaseTtlMs?: number, sink?: EventSink): Limiter {
   const connection = connectRedis(config.redis);
   const onBackgroundError = (): void => events.onStoreError('redis');
   const store =
     connection && leaseTtlMs !== undefined
       ? new RedisStore(connection, { replySilenceMs: config.redis.commandTimeoutMs, leaseTtlMs, onBackgroundError })
       : createLimitStore(config, connection, onBackgroundError);
-  const limiter = createLimiter(config, store, events);
+  const limiter = createLimiter(config, store, events, undefined, sink);
   return {
     admit: (request) => limiter.admit(request),
     ready: () => limiter.ready(),
