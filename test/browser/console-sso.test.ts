@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,8 @@ const USERS: Record<string, TestUser> = {
   nobody: { email: 'nobody@acme.com', name: 'No Group', groups: ['interns'] },
   mallory: { email: 'mallory@evil.example', name: 'Outside', groups: ['platform-admins'] },
 };
+
+const SCREENSHOTS = join(import.meta.dirname, '../..', process.env.CONSOLE_SCREENSHOTS === 'docs' ? 'docs/console' : '.tmp/console-screenshots');
 
 const today = (): string => new Date().toISOString().slice(0, 10);
 
@@ -72,6 +75,8 @@ describe('console sign-in through the identity provider', () => {
   /** Through the console's button and the IdP's own login form, back to wherever the gateway sends the browser. */
   async function signInAt(page: Page, gw: RunningGateway, login: string): Promise<void> {
     await page.goto(`${gw.url}/console/`);
+    await page.getByLabel('Admin key').waitFor();
+    if (login === 'alice') await page.screenshot({ path: join(SCREENSHOTS, 'sign-in-sso.png') });
     await page.locator('#sso-sign-in').click();
     await page.waitForURL(/localhost/);
     await page.locator('input[name=login]').fill(login);
@@ -210,5 +215,47 @@ describe('console sign-in through the identity provider', () => {
     } finally {
       await idp.start();
     }
+  });
+});
+
+/** Groups only in the user-info answer (the OIDC default for the code flow), a short ID token, and no key sign-in. */
+describe('console sign-in through an IdP that keeps groups in user info, with key sign-in off', () => {
+  let idp: TestIdp;
+  let service: FakeUpstream;
+  let inference: FakeUpstream;
+  let gw: RunningGateway;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const consoleDir = await buildConsole();
+    [idp, service, inference, browser] = await Promise.all([startTestIdp(), startTrainingService(), startInferenceHost(), launchChromium()]);
+    gw = await startGateway(testConfig({ service: service.url, inference: inference.url }, { console: { keySignIn: false, oidc: oidcConfig(idp.issuer) } }), undefined, { consoleDir });
+    idp.serve({ users: USERS, redirectUris: [`${gw.url}/admin/oidc/callback`], postLogoutRedirectUris: [`${gw.url}/console/`], claimsInIdToken: false, idTokenTtl: 120 });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+    await Promise.all([service?.close(), inference?.close(), idp?.stop()]);
+  });
+
+  it('offers only the IdP, reads groups from user info, and ends the session with the ID token', async () => {
+    expect((await request(gw.url).post('/admin/session').send({ key: KEYS.admin })).body.error).toMatchObject({ code: 'key_sign_in_disabled' });
+    const context = await browser.newContext();
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await page.goto(`${gw.url}/console/`);
+    await page.locator('#sso-sign-in').waitFor();
+    expect(await page.getByLabel('Admin key').count()).toBe(0);
+    const before = Date.now();
+    await page.locator('#sso-sign-in').click();
+    await page.locator('input[name=login]').fill('vera');
+    await page.locator('input[name=password]').fill('any password');
+    await page.locator('button[type=submit]').click();
+    await page.locator('header').getByText('vera@acme.com · viewer').waitFor();
+    const body = await page.evaluate(async () => (await (await fetch('/admin/session')).json()) as { expiresAt: string });
+    // The earlier of 8 hours and the ID token's expiry (120 s), to the second.
+    expect(Date.parse(body.expiresAt)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 120_000 - 1000);
+    expect(Date.parse(body.expiresAt)).toBeLessThanOrEqual(Date.now() + 120_000);
+    await context.close();
   });
 });
