@@ -65,6 +65,11 @@ export const ERROR_CATALOGUE = {
     code: 'csrf_token_invalid',
     message: () => 'A write signed in through a console session must send the session\'s csrfToken as the x-csrf-token header.',
   }),
+  keySignInDisabled: entry({
+    status: 403,
+    code: 'key_sign_in_disabled',
+    message: () => 'Console sign-in with an admin key is turned off (console.keySignIn: false): sign in through the identity provider.',
+  }),
   sessionKeyMissing: entry({ status: 400, code: 'invalid_request', param: 'key', message: () => 'The body must be a JSON object whose "key" is the admin key to sign in with.' }),
   tooManyAuthFailures: entry({ status: 429, code: 'too_many_auth_failures', message: (message: string) => message }),
   authUnavailable: entry({

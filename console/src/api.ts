@@ -9,6 +9,16 @@ export interface Session {
   readonly keyId: string;
   readonly csrfToken: string;
   readonly expiresAt: string;
+  /** A person signed in through the identity provider (SPEC 25). */
+  readonly person?: { readonly id: string; readonly email: string | null; readonly name: string | null };
+  /** Where such a person signs out at the identity provider too, when it has an end-session endpoint. */
+  readonly signOutUrl?: string | null;
+}
+
+/** `GET /admin/oidc/status`: what the sign-in page offers (SPEC 25). */
+export interface SignInOptions {
+  readonly keySignIn: boolean;
+  readonly oidc: { readonly name: string; readonly ready: boolean; readonly message?: string } | null;
 }
 
 /** An error answer of the admin API (`{"error":{message,type,param,code}}`), or a network failure (status 0). */
@@ -115,6 +125,7 @@ async function send<T>(url: string, options: CallOptions): Promise<T> {
 
 export const signIn = (key: string): Promise<Session> => call<Session>('/admin/session', { method: 'POST', body: { key }, sessionCall: true });
 export const currentSession = (): Promise<Session> => call<Session>('/admin/session', { sessionCall: true });
+export const signInOptions = (): Promise<SignInOptions> => call<SignInOptions>('/admin/oidc/status', { sessionCall: true });
 export const signOut = (): Promise<void> => call<void>('/admin/session', { method: 'DELETE', sessionCall: true });
 
 /** A list answer of the admin API. */

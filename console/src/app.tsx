@@ -61,7 +61,7 @@ function Shell({ session, onSignOut, databaseDown }: { readonly session: Session
           </ul>
         </nav>
         <div class="who">
-          <span>{session.keyId} · {roleInWords(session)}</span>
+          <span>{session.person?.email ?? session.person?.name ?? session.keyId} · {roleInWords(session)}</span>
           <button type="button" class="secondary" onClick={onSignOut}>Sign out</button>
         </div>
       </header>
@@ -106,10 +106,13 @@ export function App({ session }: { readonly session: Promise<Session> }) {
     setState({ phase: 'signed-in', session: live });
   };
   const leave = (): void => {
+    const atIdentityProvider = state.phase === 'signed-in' ? state.session.signOutUrl : null;
     void signOut()
       .catch(() => undefined)
       .then(() => {
         setCsrfToken(null);
+        // A person signed in through the IdP signs out there too (SPEC 25), which sends them back here.
+        if (typeof atIdentityProvider === 'string') return location.assign(atIdentityProvider);
         setState({ phase: 'signed-out', notice: 'Signed out.' });
       });
   };

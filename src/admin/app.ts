@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import type { AuthFailureLimit, Authenticator } from '../auth/index.js';
 import type { AdminKeyAdmin } from '../admin-keys/index.js';
 import type { KeyAdmin } from '../keys/index.js';
@@ -17,6 +17,7 @@ import { audited, type AuditTrail } from './audit.js';
 import { ConsoleSessions } from '../sessions/index.js';
 import { requireAdmin, requireCsrfToken } from './auth.js';
 import { mountSessionRoutes } from './session.js';
+import { mountOidcRoutes, ProviderSlot, type SignInAudit } from '../oidc/index.js';
 import { authorize, refuseNul } from '../admin-requests/index.js';
 import type { Reload } from './config-handlers.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
@@ -80,6 +81,17 @@ function expressClientError(err: unknown): GatewayError | undefined {
 
 /** Console sign-in and sign-out (SPEC 17). */
 const SESSION_PATH = '/admin/session';
+
+/** Console sign-in: with an admin key (SPEC 17) and through the identity provider (SPEC 25). */
+function mountSignIn(app: Express, deps: OperationsAppDeps, sessions: ConsoleSessions): void {
+  const config = (): Config => deps.current().config;
+  const providers = new ProviderSlot(deps.logger);
+  const signOutUrl = async (req: Request): Promise<string | undefined> => providers.of(config().console.oidc)?.endSessionUrl(`${req.protocol}://${req.host}/console/`);
+  const shared = { sessions, failureLimit: deps.authFailureLimit, metrics: deps.metrics };
+  mountSessionRoutes(app, SESSION_PATH, { ...shared, current: deps.current, trail: deps.trail, signOutUrl }, methodCheck(SESSION_PATH, ['POST', 'GET', 'DELETE']));
+  const audit: SignInAudit = (actor, result, requestId, role, email) => deps.trail.record(actor, 'session.create', actor, result, requestId, role, email);
+  mountOidcRoutes(app, { ...shared, config, logger: deps.logger, audit }, providers);
+}
 
 /** The 405 for a known path: `Allow` lists its methods. Answered before any key is asked for, like the /v1 routes'. */
 function methodCheck(path: string, methods: readonly string[]): RequestHandler {
@@ -194,13 +206,7 @@ export function createOperationsApp(deps: OperationsAppDeps): Express {
     next();
   }) satisfies RequestHandler);
   const sessions = new ConsoleSessions(deps.handle, deps.adminKeys);
-  const sessionMethods = ['POST', 'GET', 'DELETE'];
-  mountSessionRoutes(
-    app,
-    SESSION_PATH,
-    { current: deps.current, sessions, failureLimit: deps.authFailureLimit, metrics: deps.metrics, trail: deps.trail },
-    methodCheck(SESSION_PATH, sessionMethods),
-  );
+  mountSignIn(app, deps, sessions);
   mountAdminRoutes(app, deps, sessions);
   app.use(((req, res) => deps.fallback(req, res)) satisfies RequestHandler);
   app.use(renderErrors(deps));

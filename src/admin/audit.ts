@@ -45,8 +45,17 @@ export class AuditTrail {
   }
 
   /** `actorRole`: the admin role of the actor (SPEC 16); absent for a SIGHUP reload. */
-  record(actor: string, action: AuditAction, target: string, result: string, requestId: string, actorRole?: string): void {
-    this.writer.add({ at: new Date().toISOString(), actor, ...(actorRole === undefined ? {} : { actorRole }), action, target, result, requestId });
+  record(actor: string, action: AuditAction, target: string, result: string, requestId: string, actorRole?: string, actorEmail?: string): void {
+    this.writer.add({
+      at: new Date().toISOString(),
+      actor,
+      ...(actorRole === undefined ? {} : { actorRole }),
+      ...(actorEmail === undefined ? {} : { actorEmail }),
+      action,
+      target,
+      result,
+      requestId,
+    });
   }
 
   /** Writes what is buffered, until `deadline` (reads wait on it: a write is visible to the next read). */
@@ -72,8 +81,8 @@ export function audited(trail: AuditTrail, action: AuditAction): RequestHandler 
     res.once('finish', () => {
       const target = (res.locals.auditTarget as string | undefined) ?? pathId ?? '';
       const result = res.statusCode < 400 ? 'ok' : ((res.locals.errorCode as string | undefined) ?? String(res.statusCode));
-      const admin = res.locals.admin as { id: string; role: string } | undefined;
-      trail.record(admin?.id ?? '', action, target, result, String(res.getHeader('x-request-id') ?? ''), admin?.role);
+      const admin = res.locals.admin as { id: string; role: string; email?: string } | undefined;
+      trail.record(admin?.id ?? '', action, target, result, String(res.getHeader('x-request-id') ?? ''), admin?.role, admin?.email);
     });
     next();
   };

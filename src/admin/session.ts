@@ -8,6 +8,8 @@ import type { AuditTrail } from './audit.js';
 
 export interface SessionRouteDeps {
   readonly current: () => AdminAuthCurrent;
+  /** Where a person signed in through the IdP goes to sign out there too (SPEC 25), if it says. */
+  readonly signOutUrl: (req: Request) => Promise<string | undefined>;
   readonly sessions: ConsoleSessions;
   readonly failureLimit: AuthFailureLimit;
   readonly metrics: Metrics;
@@ -15,12 +17,13 @@ export interface SessionRouteDeps {
 }
 
 /** The session answer (contract with the console): who is signed in, and the token its writes must send. */
-const sessionBody = (session: LiveSession): Record<string, unknown> => ({
+const sessionBody = (session: LiveSession, signOutUrl?: string): Record<string, unknown> => ({
   role: session.admin.role,
   team: session.admin.team,
   keyId: session.admin.id,
   csrfToken: session.csrfToken,
   expiresAt: session.expiresAt,
+  ...(session.person === undefined ? {} : { person: { id: session.person.id, email: session.person.email, name: session.person.name }, signOutUrl: signOutUrl ?? null }),
 });
 
 const requestIdOf = (res: Response): string => String(res.getHeader('x-request-id') ?? '');
@@ -36,8 +39,9 @@ function signInKey(body: unknown): string {
 function signIn(deps: SessionRouteDeps): RequestHandler {
   return async (req, res, next) => {
     try {
-      const key = signInKey(req.body);
       const { config, authenticator } = deps.current();
+      if (!config.console.keySignIn) throw errors.keySignInDisabled();
+      const key = signInKey(req.body);
       const admin = await deps.failureLimit
         .guard(clientAddress(req, config.server.trustProxy), async () => {
           // A key with whitespace would read as a malformed Authorization header: it is simply not a key.
@@ -75,7 +79,8 @@ function currentSession(deps: SessionRouteDeps): RequestHandler {
     try {
       const token = sessionTokenOf(req.headers.cookie);
       if (token === undefined) throw new AuthFailure('session', 'No console session: sign in with POST /admin/session.');
-      res.json(sessionBody(await withSession(deps, req, token)));
+      const session = await withSession(deps, req, token);
+      res.json(sessionBody(session, session.person === undefined ? undefined : await deps.signOutUrl(req)));
     } catch (err) {
       deps.metrics.recordRefusal(asGatewayError(err));
       next(err);
@@ -96,7 +101,7 @@ function signOut(deps: SessionRouteDeps): RequestHandler {
       const live = token === undefined ? undefined : await withSession(deps, req, token).catch(deadSession);
       if (live && !csrfMatches(req.headers['x-csrf-token'], live.csrfToken)) throw errors.csrfTokenInvalid();
       const ended = token === undefined ? undefined : await deps.sessions.end(token);
-      if (ended) deps.trail.record(ended.adminKeyId, 'session.delete', ended.adminKeyId, 'ok', requestIdOf(res), live?.admin.role);
+      if (ended) deps.trail.record(ended.adminKeyId, 'session.delete', ended.adminKeyId, 'ok', requestIdOf(res), live?.admin.role, live?.admin.email);
       res.setHeader('set-cookie', sessionCookie(null, req.secure));
       res.status(204).end();
     } catch (err) {

@@ -2,7 +2,7 @@ import { ERROR_CATALOGUE, type ErrorEntry } from '../error-catalogue.js';
 import { GatewayError } from '../errors.js';
 
 /** Why authentication failed: the `reason` label of tollgate_auth_failures_total. */
-export const AUTH_FAILURE_REASONS = ['missing', 'malformed', 'unknown_key', 'invalid_token', 'expired', 'disabled', 'revoked', 'admin_key', 'not_admin', 'session', 'throttled'] as const;
+export const AUTH_FAILURE_REASONS = ['missing', 'malformed', 'unknown_key', 'invalid_token', 'expired', 'disabled', 'revoked', 'admin_key', 'not_admin', 'session', 'oidc', 'throttled'] as const;
 export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
 
 /** How a failure is answered: 401 with a Bearer challenge unless the reason says otherwise. */

@@ -23,6 +23,8 @@ export interface AdminPrincipal {
   readonly role: 'admin' | 'viewer' | 'team-admin';
   /** The one team a `team-admin` manages; null for the other roles. */
   readonly team: string | null;
+  /** A person signed in to the console through the identity provider (SPEC 25): their email, for the audit. */
+  readonly email?: string;
 }
 
 /** Whether a team's keys are refused (SPEC 16: a disabled team, 403 team_disabled). */

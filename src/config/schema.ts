@@ -6,6 +6,7 @@ import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds/index
 import { defaultProjectOf, defaultProjectRefusal, NAME_PATTERN, NAME_RULE } from '../projects/index.js';
 import { routesSchema } from './routes.js';
 import { tracingSchema } from './tracing.js';
+import { consoleSchema } from './console.js';
 
 /** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
 const byteSize = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
@@ -331,6 +332,7 @@ export const configSchema = z
       .strict()
       .prefault({}),
     teams: teamsSchema,
+    console: consoleSchema,
     models: modelsSchema,
     /** SPEC 24; only the thresholds here — the outbox adds webhooks and export. */
     notifications: z.object({ thresholds: notificationThresholdsSchema }).strict().prefault({}),

@@ -3,7 +3,7 @@ import { AuthFailure, type AdminPrincipal } from '../auth/index.js';
 import { sha256Hex } from '../key-secrets.js';
 import { type AdminKeyAdmin, type AdminKeyView } from '../admin-keys/index.js';
 import { errors } from '../errors.js';
-import { DatabaseUnavailableError, type ConsoleSessionRecord, type DurableStore, type StoreHandle } from '../store/index.js';
+import { DatabaseUnavailableError, type ConsoleSessionRecord, type DurableStore, type SessionPerson, type StoreHandle } from '../store/index.js';
 
 /** SPEC 17: a console session lasts 8 hours from sign-in. */
 export const SESSION_LIFETIME_SECONDS = 8 * 60 * 60;
@@ -15,6 +15,8 @@ export interface LiveSession {
   readonly expiresAt: string;
   /** The digest the session is stored under (its token never is). */
   readonly tokenSha256: string;
+  /** Who signed in through the identity provider (SPEC 25); absent for a key's session. */
+  readonly person?: SessionPerson;
 }
 
 /** A new session: the cookie's token (given to the browser once) and what the session answer says. */
@@ -39,7 +41,20 @@ export class ConsoleSessions {
   ) {}
 
   /** Signs `admin` in: a new session of 8 hours. */
-  async create(admin: AdminPrincipal): Promise<NewSession> {
+  create(admin: AdminPrincipal): Promise<NewSession> {
+    return this.open(admin, undefined, Number.POSITIVE_INFINITY);
+  }
+
+  /**
+   * Signs in a person the identity provider vouched for (SPEC 25): their role is the one their
+   * groups gave at sign-in, and the session ends at the earlier of 8 hours and `notAfter` (the ID
+   * token's expiry, ms since the epoch).
+   */
+  createForPerson(person: SessionPerson, notAfter: number): Promise<NewSession> {
+    return this.open(principalOf(person), person, notAfter);
+  }
+
+  private async open(admin: AdminPrincipal, person: SessionPerson | undefined, notAfter: number): Promise<NewSession> {
     const token = newToken();
     const createdAt = this.now();
     const record: ConsoleSessionRecord = {
@@ -47,10 +62,11 @@ export class ConsoleSessions {
       adminKeyId: admin.id,
       csrfToken: newToken(),
       createdAt: new Date(createdAt).toISOString(),
-      expiresAt: new Date(createdAt + SESSION_LIFETIME_SECONDS * 1000).toISOString(),
+      expiresAt: new Date(Math.min(createdAt + SESSION_LIFETIME_SECONDS * 1000, notAfter)).toISOString(),
+      ...(person === undefined ? {} : { person }),
     };
     await this.store((store) => store.createSession(record));
-    return { token, admin, csrfToken: record.csrfToken, expiresAt: record.expiresAt, tokenSha256: record.tokenSha256 };
+    return { token, admin, csrfToken: record.csrfToken, expiresAt: record.expiresAt, tokenSha256: record.tokenSha256, ...(person === undefined ? {} : { person }) };
   }
 
   /** The session of a cookie token, its admin key checked now; a 401 AuthFailure saying why when there is none. */
@@ -60,8 +76,10 @@ export class ConsoleSessions {
     if (!record || this.now() >= Date.parse(record.expiresAt)) {
       throw new AuthFailure('session', 'No console session: it expired or was signed out; sign in again.');
     }
+    const common = { csrfToken: record.csrfToken, expiresAt: record.expiresAt, tokenSha256 };
+    if (record.person !== undefined) return { admin: principalOf(record.person), person: record.person, ...common };
     const key = this.keyOf(record.adminKeyId);
-    return { admin: { id: key.id, role: key.role, team: key.team }, csrfToken: record.csrfToken, expiresAt: record.expiresAt, tokenSha256 };
+    return { admin: { id: key.id, role: key.role, team: key.team }, ...common };
   }
 
   /** Ends the session of a cookie token; answers it (undefined when there was none). */
@@ -95,6 +113,11 @@ export class ConsoleSessions {
       throw err;
     }
   }
+}
+
+/** The admin principal a person's session acts as: `oidc:<sub>`, the role their groups gave, their email for the audit. */
+function principalOf(person: SessionPerson): AdminPrincipal {
+  return { id: person.id, role: person.role, team: person.team, ...(person.email === null ? {} : { email: person.email }) };
 }
 
 /** Whether a write's `x-csrf-token` is its session's (in constant time: the token is a secret). */

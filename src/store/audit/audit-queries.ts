@@ -11,6 +11,7 @@ export async function insertAudit(db: Kysely<Database>, entry: AuditEntry): Prom
       at: isoInstant(entry.at),
       actor: entry.actor,
       actor_role: entry.actorRole ?? null,
+      actor_email: entry.actorEmail ?? null,
       action: entry.action,
       target: entry.target,
       result: entry.result,

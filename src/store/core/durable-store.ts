@@ -115,6 +115,18 @@ export interface ConsoleSessionRecord {
   csrfToken: string;
   createdAt: string;
   expiresAt: string;
+  /** The person of an identity-provider sign-in (SPEC 25); absent for a key's session. */
+  person?: SessionPerson;
+}
+
+/** Who signed in through the identity provider, and the role their groups gave them at sign-in. */
+export interface SessionPerson {
+  /** `oidc:<sub>`: the actor the audit log names. */
+  readonly id: string;
+  readonly email: string | null;
+  readonly name: string | null;
+  readonly role: 'admin' | 'viewer' | 'team-admin';
+  readonly team: string | null;
 }
 
 /** One audited admin write or reload (SPEC 12.3). */
@@ -123,6 +135,8 @@ export interface AuditEntry {
   actor: string;
   /** The actor's admin role (SPEC 16); absent for a SIGHUP reload and entries older than roles. */
   actorRole?: string;
+  /** The actor's email, for a person signed in through the identity provider (SPEC 25). */
+  actorEmail?: string;
   action: string;
   target: string;
   result: string;

@@ -276,6 +276,16 @@ async function addLedgerModelRouting(db: Kysely<Database>, c: ColumnTypes): Prom
   await db.schema.alterTable('ledger').addColumn('fallback_from', c.text).execute();
 }
 
+/**
+ * Version 10 (SPEC 25): the person behind a console session signed in through the identity
+ * provider (JSON: sub, email, name, role, team; null for a key's session), and the email of an
+ * audit entry's actor. Only adds nullable columns, so it applies in any order with other branches' steps.
+ */
+async function addConsolePeople(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema.alterTable('console_sessions').addColumn('person', c.text).execute();
+  await db.schema.alterTable('audit_log').addColumn('actor_email', c.text).execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -321,6 +331,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     description: 'requested model and fallback of each ledger row',
     up: addLedgerModelRouting,
+  },
+  {
+    version: 10,
+    description: 'the person of a console session signed in through the identity provider; the actor email of audit entries',
+    up: addConsolePeople,
   },
 ];
 

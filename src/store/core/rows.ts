@@ -55,6 +55,7 @@ export function auditEntryFrom(row: Selectable<AuditLogTable>): AuditEntry {
     at: isoInstant(row.at),
     actor: row.actor,
     ...(row.actor_role === null ? {} : { actorRole: row.actor_role }),
+    ...(row.actor_email === null ? {} : { actorEmail: row.actor_email }),
     action: row.action,
     target: row.target,
     result: row.result,

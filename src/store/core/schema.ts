@@ -61,6 +61,8 @@ export interface AuditLogTable {
   request_id: string;
   /** Version 3: the role of the admin key (null for entries written before roles existed). */
   actor_role: string | null;
+  /** Version 10: the email of a person signed in through the identity provider (SPEC 25). */
+  actor_email: string | null;
 }
 
 export interface TeamsTable {
@@ -115,6 +117,8 @@ export interface ConsoleSessionsTable {
   csrf_token: string;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** Version 10: the person of an identity-provider sign-in (JSON), null for a key's session. */
+  person: string | null;
 }
 
 /**

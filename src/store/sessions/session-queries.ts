@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ConsoleSessionRecord } from '../core/durable-store.js';
+import type { ConsoleSessionRecord, SessionPerson } from '../core/durable-store.js';
 import { isoInstant } from '../core/rows.js';
 import type { Database } from '../core/schema.js';
 
@@ -16,6 +16,7 @@ export async function insertSession(db: Kysely<Database>, record: ConsoleSession
       csrf_token: record.csrfToken,
       created_at: now,
       expires_at: isoInstant(record.expiresAt),
+      person: record.person === undefined ? null : JSON.stringify(record.person),
     })
     .execute();
 }
@@ -29,6 +30,7 @@ export async function selectSession(db: Kysely<Database>, tokenSha256: string): 
     csrfToken: row.csrf_token,
     createdAt: isoInstant(row.created_at),
     expiresAt: isoInstant(row.expires_at),
+    ...(row.person === null ? {} : { person: JSON.parse(row.person) as SessionPerson }),
   };
 }
 
