@@ -4,6 +4,7 @@ import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds/index
 import { defaultProjectOf, defaultProjectRefusal, NAME_PATTERN, NAME_RULE } from '../projects/index.js';
 import { routesSchema } from './routes.js';
 import { tracingSchema } from './tracing.js';
+import { notificationsSchema } from './notifications.js';
 
 /** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
 const byteSize = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
@@ -404,6 +405,7 @@ export const configSchema = z
       .strict()
       .prefault({}),
     tracing: tracingSchema,
+    notifications: notificationsSchema,
   })
   .strict()
   .superRefine((config, ctx) => {

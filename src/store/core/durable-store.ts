@@ -246,6 +246,77 @@ export interface LedgerPage {
   lastId: string | null;
 }
 
+/** A delivery's state (SPEC 24): `failed` is retried after its backoff; `dead` is not retried again unless asked. */
+export type OutboxState = 'pending' | 'delivered' | 'failed' | 'dead';
+
+/** A new delivery: one event (or one export batch) for one sink; `id` is stable, so a second insert is skipped. */
+export interface OutboxInsert {
+  id: string;
+  sink: string;
+  eventId: string;
+  type: string;
+  team: string | null;
+  payload: unknown;
+  createdAt: string;
+}
+
+export interface OutboxDelivery {
+  id: string;
+  sink: string;
+  eventId: string;
+  type: string;
+  team: string | null;
+  payload: unknown;
+  state: OutboxState;
+  attempts: number;
+  nextAt: string;
+  createdAt: string;
+  updatedAt: string;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+/** What an attempt (or an admin retry) leaves on a delivery. */
+export interface OutboxResult {
+  state: OutboxState;
+  attempts: number;
+  nextAt: string;
+  at: string;
+  status: number | null;
+  error: string | null;
+}
+
+export interface OutboxFilter {
+  state?: OutboxState;
+  sink?: string;
+  type?: string;
+  team?: string;
+  limit: number;
+}
+
+/** Where an export sink has read the ledger to: the (at, id) of the last row it delivered. */
+export interface LedgerMark {
+  at: string;
+  id: string;
+}
+
+/** The outbox's table, its lease and the export cursors (SPEC 24). */
+export interface OutboxStore {
+  insertDeliveries(rows: readonly OutboxInsert[]): Promise<number>;
+  /** Takes or renews a lease; false while another owner holds it unexpired. */
+  takeLease(name: string, owner: string, now: string, until: string): Promise<boolean>;
+  releaseLease(name: string, owner: string): Promise<void>;
+  dueDeliveries(now: string, limit: number): Promise<OutboxDelivery[]>;
+  recordResult(id: string, result: OutboxResult): Promise<void>;
+  listDeliveries(filter: OutboxFilter): Promise<OutboxDelivery[]>;
+  getDelivery(id: string): Promise<OutboxDelivery | undefined>;
+  pendingCounts(): Promise<Map<string, number>>;
+  exportCursor(sink: string): Promise<LedgerMark | null>;
+  /** Advances the cursor and records the batch delivered, in one transaction. */
+  commitExport(sink: string, mark: LedgerMark, delivery: OutboxInsert, result: OutboxResult): Promise<void>;
+  ledgerAfter(mark: LedgerMark | null, before: string, limit: number): Promise<LedgerRow[]>;
+}
+
 /**
  * A key or resource was written (by any instance; `resourceKind` is set for resources), or
  * `resync`: the feed may have missed changes, reload everything.
@@ -343,6 +414,9 @@ export interface DurableStore {
   pageLedger(query: LedgerPageQuery): Promise<LedgerPage>;
   /** Deletes rows older than `instant` (retention); answers how many. */
   deleteLedgerBefore(instant: string): Promise<number>;
+
+  /** The notification outbox (SPEC 24). */
+  readonly outbox: OutboxStore;
 
   /** Calls `listener` after each committed key/resource write; answers the unsubscribe function. */
   onChange(listener: StoreChangeListener): () => void;

@@ -267,6 +267,44 @@ async function addModelLists(db: Kysely<Database>, c: ColumnTypes): Promise<void
   await db.schema.alterTable('teams').addColumn('models', c.json).execute();
 }
 
+/**
+ * Version 9 (SPEC 24): the notification outbox (a row per event and sink, keyed so a second
+ * publish inserts nothing), the deliverer's lease, and each export sink's ledger cursor.
+ */
+async function addOutbox(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('outbox')
+    .addColumn('id', c.text, (col) => col.primaryKey())
+    .addColumn('sink', c.text, (col) => col.notNull())
+    .addColumn('event_id', c.text, (col) => col.notNull())
+    .addColumn('type', c.text, (col) => col.notNull())
+    .addColumn('team', c.text)
+    .addColumn('payload', c.json, (col) => col.notNull())
+    .addColumn('state', c.text, (col) => col.notNull())
+    .addColumn('attempts', c.integer, (col) => col.notNull())
+    .addColumn('next_at', c.timestamp, (col) => col.notNull())
+    .addColumn('created_at', c.timestamp, (col) => col.notNull())
+    .addColumn('updated_at', c.timestamp, (col) => col.notNull())
+    .addColumn('last_status', c.integer)
+    .addColumn('last_error', c.text)
+    .execute();
+  await db.schema.createIndex('outbox_due').on('outbox').columns(['state', 'next_at']).execute();
+  await db.schema.createIndex('outbox_listing').on('outbox').columns(['created_at', 'id']).execute();
+  await db.schema
+    .createTable('outbox_lease')
+    .addColumn('name', c.text, (col) => col.primaryKey())
+    .addColumn('owner', c.text, (col) => col.notNull())
+    .addColumn('expires_at', c.timestamp, (col) => col.notNull())
+    .execute();
+  await db.schema
+    .createTable('outbox_cursors')
+    .addColumn('sink', c.text, (col) => col.primaryKey())
+    .addColumn('after_at', c.timestamp)
+    .addColumn('after_id', c.text)
+    .addColumn('updated_at', c.timestamp, (col) => col.notNull())
+    .execute();
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -307,6 +345,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 7,
     description: 'model patterns of keys and teams',
     up: addModelLists,
+  },
+  {
+    version: 9,
+    description: 'notification outbox, its lease, export cursors',
+    up: addOutbox,
   },
 ];
 

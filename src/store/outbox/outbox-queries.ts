@@ -1,0 +1,137 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type * as Store from '../core/durable-store.js';
+import type { LedgerRow, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult, OutboxState } from '../core/durable-store.js';
+import { isoInstant, ledgerRowFrom, toNumber } from '../core/rows.js';
+import type { Database, OutboxTable } from '../core/schema.js';
+
+/** Inserts deliveries; a row whose id is there already (the same event published again) is skipped. Answers how many were new. */
+export async function insertDeliveries(db: Kysely<Database>, rows: readonly OutboxInsert[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const result = await db
+    .insertInto('outbox')
+    .values(
+      rows.map((row) => ({
+        id: row.id,
+        sink: row.sink,
+        event_id: row.eventId,
+        type: row.type,
+        team: row.team,
+        payload: JSON.stringify(row.payload),
+        state: 'pending',
+        attempts: 0,
+        next_at: row.createdAt,
+        created_at: row.createdAt,
+        updated_at: row.createdAt,
+        last_status: null,
+        last_error: null,
+      })),
+    )
+    .onConflict((oc) => oc.column('id').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
+}
+
+/** Takes or renews the lease `name` for `owner` until `until`, unless another owner holds it past `now`. */
+export async function takeLease(db: Kysely<Database>, name: string, owner: string, now: string, until: string): Promise<boolean> {
+  await db
+    .insertInto('outbox_lease')
+    .values({ name, owner, expires_at: until })
+    .onConflict((oc) =>
+      oc
+        .column('name')
+        .doUpdateSet({ owner, expires_at: until })
+        .where((eb) => eb.or([eb('outbox_lease.owner', '=', owner), eb('outbox_lease.expires_at', '<', now)])),
+    )
+    .execute();
+  const row = await db.selectFrom('outbox_lease').select('owner').where('name', '=', name).executeTakeFirst();
+  return row?.owner === owner;
+}
+
+export async function releaseLease(db: Kysely<Database>, name: string, owner: string): Promise<void> {
+  await db.deleteFrom('outbox_lease').where('name', '=', name).where('owner', '=', owner).execute();
+}
+
+/** Pending or failed deliveries due by `now`, oldest first. */
+export async function selectDue(db: Kysely<Database>, now: string, limit: number): Promise<OutboxDelivery[]> {
+  const rows = await db.selectFrom('outbox').selectAll().where('state', 'in', ['pending', 'failed']).where('next_at', '<=', now).orderBy('next_at').orderBy('id').limit(limit).execute();
+  return rows.map(deliveryFrom);
+}
+
+export async function updateResult(db: Kysely<Database>, id: string, result: OutboxResult): Promise<void> {
+  await db
+    .updateTable('outbox')
+    .set({ state: result.state, attempts: result.attempts, next_at: result.nextAt, updated_at: result.at, last_status: result.status, last_error: result.error })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function selectDeliveries(db: Kysely<Database>, filter: OutboxFilter): Promise<OutboxDelivery[]> {
+  const rows = await db
+    .selectFrom('outbox')
+    .selectAll()
+    .$if(filter.state !== undefined, (q) => q.where('state', '=', filter.state!))
+    .$if(filter.sink !== undefined, (q) => q.where('sink', '=', filter.sink!))
+    .$if(filter.type !== undefined, (q) => q.where('type', '=', filter.type!))
+    .$if(filter.team !== undefined, (q) => q.where('team', '=', filter.team!))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(filter.limit)
+    .execute();
+  return rows.map(deliveryFrom);
+}
+
+export async function selectDelivery(db: Kysely<Database>, id: string): Promise<OutboxDelivery | undefined> {
+  const row = await db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? deliveryFrom(row) : undefined;
+}
+
+/** Pending (not yet delivered, not dead) deliveries per sink. */
+export async function countPending(db: Kysely<Database>): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('outbox').select(['sink', sql<number | string>`count(*)`.as('n')]).where('state', 'in', ['pending', 'failed']).groupBy('sink').execute();
+  return new Map(rows.map((row) => [row.sink, toNumber(row.n)]));
+}
+
+export async function selectCursor(db: Kysely<Database>, sink: string): Promise<Store.LedgerMark | null> {
+  const row = await db.selectFrom('outbox_cursors').selectAll().where('sink', '=', sink).executeTakeFirst();
+  return row && row.after_at !== null && row.after_id !== null ? { at: isoInstant(row.after_at), id: row.after_id } : null;
+}
+
+export async function saveCursor(db: Kysely<Database>, sink: string, cursor: Store.LedgerMark, now: string): Promise<void> {
+  await db
+    .insertInto('outbox_cursors')
+    .values({ sink, after_at: cursor.at, after_id: cursor.id, updated_at: now })
+    .onConflict((oc) => oc.column('sink').doUpdateSet({ after_at: cursor.at, after_id: cursor.id, updated_at: now }))
+    .execute();
+}
+
+/** Ledger rows after `cursor` (the ledger's order) and before `before`, at most `limit`. */
+export async function selectLedgerAfter(db: Kysely<Database>, cursor: Store.LedgerMark | null, before: string, limit: number): Promise<LedgerRow[]> {
+  const rows = await db
+    .selectFrom('ledger')
+    .selectAll()
+    .where('at', '<', before)
+    .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('at', 'id'), '>', eb.tuple(cursor!.at, cursor!.id))))
+    .orderBy('at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map(ledgerRowFrom);
+}
+
+function deliveryFrom(row: Selectable<OutboxTable>): OutboxDelivery {
+  return {
+    id: row.id,
+    sink: row.sink,
+    eventId: row.event_id,
+    type: row.type,
+    team: row.team,
+    payload: typeof row.payload === 'string' ? (JSON.parse(row.payload) as unknown) : row.payload,
+    state: row.state as OutboxState,
+    attempts: Number(row.attempts),
+    nextAt: isoInstant(row.next_at),
+    createdAt: isoInstant(row.created_at),
+    updatedAt: isoInstant(row.updated_at),
+    lastStatus: row.last_status === null ? null : Number(row.last_status),
+    lastError: row.last_error,
+  };
+}
