@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DurableStore, type OutboxInsert, openDurableStore } from '../../../src/store/index.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { ledgerRow } from '../store/store-fixtures.js';
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const T1 = '2026-01-01T00:00:10.000Z';
+const T2 = '2026-01-01T00:00:30.000Z';
+
+const insert = (eventId: string, sink = 'finance', createdAt = T0): OutboxInsert => ({
+  id: `${sink}:${eventId}`,
+  sink,
+  eventId,
+  type: 'budget.threshold',
+  team: 'team-a',
+  payload: { id: eventId, type: 'budget.threshold', time: createdAt, data: { fraction: 0.8 } },
+  createdAt,
+});
+
+/** SPEC 24 on both databases: the outbox table (migration 9), its lease and the export cursors. */
+function describeOutboxStore(name: string, open: () => Promise<DurableStore>): void {
+  describe(`outbox store (${name})`, () => {
+    let store: DurableStore;
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(async () => {
+      await store.close();
+    });
+
+    it('stores an event once per sink, however often it is published', async () => {
+      expect(await store.outbox.insertDeliveries([insert('e1'), insert('e1', 'ops')])).toBe(2);
+      expect(await store.outbox.insertDeliveries([insert('e1'), insert('e1', 'ops'), insert('e2')])).toBe(1);
+      const rows = await store.outbox.listDeliveries({ sink: 'finance', limit: 10 });
+      expect(rows.map((row) => [row.id, row.state, row.attempts])).toEqual([
+        ['finance:e2', 'pending', 0],
+        ['finance:e1', 'pending', 0],
+      ]);
+      expect(rows[1]).toEqual({
+        id: 'finance:e1',
+        sink: 'finance',
+        eventId: 'e1',
+        type: 'budget.threshold',
+        team: 'team-a',
+        payload: { id: 'e1', type: 'budget.threshold', time: T0, data: { fraction: 0.8 } },
+        state: 'pending',
+        attempts: 0,
+        nextAt: T0,
+        createdAt: T0,
+        updatedAt: T0,
+        lastStatus: null,
+        lastError: null,
+      });
+      expect(Object.fromEntries(await store.outbox.pendingCounts())).toEqual({ finance: 2, ops: 1 });
+    });
+
+    it('hands out due deliveries only, and keeps what an attempt left', async () => {
+      await store.outbox.recordResult('finance:e1', { state: 'failed', attempts: 1, nextAt: T2, at: T1, status: 503, error: 'answered 503' });
+      await store.outbox.recordResult('ops:e1', { state: 'delivered', attempts: 1, nextAt: T1, at: T1, status: 200, error: null });
+      expect((await store.outbox.dueDeliveries(T1, 10)).map((row) => row.id)).toEqual(['finance:e2']);
+      expect((await store.outbox.dueDeliveries(T2, 10)).map((row) => row.id)).toEqual(['finance:e2', 'finance:e1']);
+      const failed = await store.outbox.getDelivery('finance:e1');
+      expect([failed?.state, failed?.attempts, failed?.lastStatus, failed?.lastError, failed?.updatedAt]).toEqual(['failed', 1, 503, 'answered 503', T1]);
+      expect((await store.outbox.listDeliveries({ state: 'delivered', limit: 10 })).map((row) => row.id)).toEqual(['ops:e1']);
+      expect(Object.fromEntries(await store.outbox.pendingCounts())).toEqual({ finance: 2 });
+      expect(await store.outbox.getDelivery('nope')).toBeUndefined();
+    });
+
+    it('lets one owner hold the lease until it expires, then another take it', async () => {
+      expect(await store.outbox.takeLease('deliverer', 'a', T0, T1)).toBe(true);
+      expect(await store.outbox.takeLease('deliverer', 'b', T0, T2)).toBe(false);
+      expect(await store.outbox.takeLease('deliverer', 'a', T0, T2)).toBe(true);
+      // 'a' stopped renewing (killed): once its expiry has passed, 'b' takes over.
+      expect(await store.outbox.takeLease('deliverer', 'b', T1, T2)).toBe(false);
+      expect(await store.outbox.takeLease('deliverer', 'b', '2026-01-01T00:00:31.000Z', '2026-01-01T00:00:51.000Z')).toBe(true);
+      expect(await store.outbox.takeLease('deliverer', 'a', '2026-01-01T00:00:32.000Z', '2026-01-01T00:00:52.000Z')).toBe(false);
+      await store.outbox.releaseLease('deliverer', 'b');
+      expect(await store.outbox.takeLease('deliverer', 'a', '2026-01-01T00:00:32.000Z', '2026-01-01T00:00:52.000Z')).toBe(true);
+    });
+
+    it('reads the ledger past an export cursor, and moves the cursor with the batch it records', async () => {
+      const rows = ['a', 'b', 'c'].map((id, i) => ledgerRow({ id: `row-${id}`, requestId: `req-${id}`, at: `2026-01-01T00:00:0${i}.000Z` }));
+      expect(await store.insertLedgerRows(rows)).toBe(3);
+      expect(await store.outbox.exportCursor('openmeter')).toBeNull();
+      expect((await store.outbox.ledgerAfter(null, T1, 2)).map((row) => row.id)).toEqual(['row-a', 'row-b']);
+      // Rows not yet settled are not read.
+      expect((await store.outbox.ledgerAfter(null, '2026-01-01T00:00:01.000Z', 10)).map((row) => row.id)).toEqual(['row-a']);
+      const batch = { ...insert('row-a', 'openmeter', T1), type: 'usage.export', team: null, payload: { rows: 2 } };
+      await store.outbox.commitExport('openmeter', { at: rows[1]!.at, id: 'row-b' }, batch, { state: 'delivered', attempts: 1, nextAt: T1, at: T1, status: 200, error: null });
+      expect(await store.outbox.exportCursor('openmeter')).toEqual({ at: rows[1]!.at, id: 'row-b' });
+      expect((await store.outbox.ledgerAfter(await store.outbox.exportCursor('openmeter'), T1, 10)).map((row) => row.id)).toEqual(['row-c']);
+      expect((await store.outbox.getDelivery('openmeter:row-a'))?.state).toBe('delivered');
+    });
+  });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-outbox-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+describeOutboxStore('sqlite', () => openDurableStore({ url: '', path: join(dir, 'tollgate.db') }));
+
+let database: TestDatabase | undefined;
+describeOutboxStore('postgres', async () => {
+  database = await createTestDatabase();
+  return openDurableStore({ url: database.url, path: '' });
+});
+afterAll(async () => {
+  await database?.drop();
+});
