@@ -57,7 +57,7 @@ export function listNotificationsHandler(deps: NotificationDeps): RequestHandler
       const team = narrowedTeam(res, filter.team);
       if (team !== undefined) filter.team = team;
       const deliveries = await deps.notifications.list(filter);
-      res.json({ object: 'list', sinks: deps.notifications.health(), data: deliveries.map(deliveryView) });
+      res.json({ object: 'list', delivering: deps.notifications.delivering, sinks: deps.notifications.health(), data: deliveries.map(deliveryView) });
     } catch (err) {
       next(readError(err));
     }

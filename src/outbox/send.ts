@@ -16,7 +16,7 @@ export interface Outgoing {
   readonly body: string;
 }
 
-/** Bytes of a receiver's answer read before it is cut off: the body is never needed, only drained. */
+/** Bytes of a receiver's answer read at most: the body is never needed, only drained; a longer answer is a failure. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
@@ -42,7 +42,8 @@ export function send(outgoing: Outgoing, timeoutMs: number): Promise<SendResult>
       let read = 0;
       res.on('data', (chunk: Buffer) => {
         read += chunk.length;
-        if (read > MAX_RESPONSE_BYTES) finish({ ok, status, error });
+        // An answer this large is not a receiver acknowledging an event: stop reading, count it failed.
+        if (read > MAX_RESPONSE_BYTES) finish({ ok: false, status, error: `answer larger than ${MAX_RESPONSE_BYTES} bytes` });
       });
       res.on('end', () => finish({ ok, status, error }));
       res.on('error', () => finish({ ok, status, error }));
