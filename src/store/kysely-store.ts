@@ -29,14 +29,16 @@ export class KyselyDurableStore implements Store.DurableStore {
   readonly appliedMigrations: readonly number[];
   reachable = true;
   private closing: Promise<void> | undefined;
-  readonly outbox: Store.OutboxStore = new KyselyOutboxStore(
-    (work) => this.call(work),
-    (work) => this.write(async (trx) => ({ value: await work(trx), changes: [] })),
-  );
+  readonly outbox: Store.OutboxStore;
 
   constructor(private readonly backend: StoreBackend) {
     this.dialect = backend.dialect.name;
     this.appliedMigrations = backend.appliedMigrations;
+    this.outbox = new KyselyOutboxStore(
+      backend.dialect.name,
+      (work) => this.call(work),
+      (work) => this.write(async (trx) => ({ value: await work(trx), changes: [] })),
+    );
   }
 
   /** Every call: refused once closed, bounded in time, failures typed, reachability noted. */

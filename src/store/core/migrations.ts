@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from './dialect.js';
+import { postgresDialect, type ColumnTypes } from './dialect.js';
 import type { Database } from './schema.js';
 
 /**
@@ -303,6 +303,13 @@ async function addOutbox(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
     .addColumn('after_id', c.text)
     .addColumn('updated_at', c.timestamp, (col) => col.notNull())
     .execute();
+  // Export cursors follow the order rows were written (export-queries.ts): SQLite's rowid is that
+  // order already; PostgreSQL stamps each row with its transaction's start, by the database's clock
+  // (to the millisecond, as the cursor holds it).
+  if (c === postgresDialect.columns) {
+    await sql`alter table ledger add column written_at timestamptz not null default date_trunc('milliseconds', now())`.execute(db);
+    await db.schema.createIndex('ledger_written').on('ledger').columns(['written_at', 'id']).execute();
+  }
 }
 
 export const MIGRATIONS: readonly Migration[] = [

@@ -1,7 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type * as Store from '../core/durable-store.js';
-import type { LedgerRow, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult, OutboxState } from '../core/durable-store.js';
-import { isoInstant, ledgerRowFrom, toNumber } from '../core/rows.js';
+import type { OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult, OutboxState } from '../core/durable-store.js';
+import { isoInstant, toNumber } from '../core/rows.js';
 import type { Database, OutboxTable } from '../core/schema.js';
 
 /** Inserts deliveries; a row whose id is there already (the same event published again) is skipped. Answers how many were new. */
@@ -89,33 +88,6 @@ export async function selectDelivery(db: Kysely<Database>, id: string): Promise<
 export async function countPending(db: Kysely<Database>): Promise<Map<string, number>> {
   const rows = await db.selectFrom('outbox').select(['sink', sql<number | string>`count(*)`.as('n')]).where('state', 'in', ['pending', 'failed']).groupBy('sink').execute();
   return new Map(rows.map((row) => [row.sink, toNumber(row.n)]));
-}
-
-export async function selectCursor(db: Kysely<Database>, sink: string): Promise<Store.LedgerMark | null> {
-  const row = await db.selectFrom('outbox_cursors').selectAll().where('sink', '=', sink).executeTakeFirst();
-  return row && row.after_at !== null && row.after_id !== null ? { at: isoInstant(row.after_at), id: row.after_id } : null;
-}
-
-export async function saveCursor(db: Kysely<Database>, sink: string, cursor: Store.LedgerMark, now: string): Promise<void> {
-  await db
-    .insertInto('outbox_cursors')
-    .values({ sink, after_at: cursor.at, after_id: cursor.id, updated_at: now })
-    .onConflict((oc) => oc.column('sink').doUpdateSet({ after_at: cursor.at, after_id: cursor.id, updated_at: now }))
-    .execute();
-}
-
-/** Ledger rows after `cursor` (the ledger's order) and before `before`, at most `limit`. */
-export async function selectLedgerAfter(db: Kysely<Database>, cursor: Store.LedgerMark | null, before: string, limit: number): Promise<LedgerRow[]> {
-  const rows = await db
-    .selectFrom('ledger')
-    .selectAll()
-    .where('at', '<', before)
-    .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('at', 'id'), '>', eb.tuple(cursor!.at, cursor!.id))))
-    .orderBy('at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return rows.map(ledgerRowFrom);
 }
 
 function deliveryFrom(row: Selectable<OutboxTable>): OutboxDelivery {

@@ -1,13 +1,15 @@
 import type { Kysely } from 'kysely';
 import type * as Store from '../core/durable-store.js';
 import type { Database } from '../core/schema.js';
-import { countPending, insertDeliveries, releaseLease, saveCursor, selectCursor, selectDelivery, selectDeliveries, selectDue, selectLedgerAfter, takeLease, updateResult } from './outbox-queries.js';
+import { type Dialect, saveCursor, selectCursor, selectLedgerAfter } from './export-queries.js';
+import { countPending, insertDeliveries, releaseLease, selectDelivery, selectDeliveries, selectDue, takeLease, updateResult } from './outbox-queries.js';
 
 type Run = <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T>;
 
 /** The outbox on the one store: every call goes through the store's bounded `call`, writes that must hold together through its transaction. */
 export class KyselyOutboxStore implements Store.OutboxStore {
   constructor(
+    private readonly dialect: Dialect,
     private readonly call: Run,
     private readonly transaction: Run,
   ) {}
@@ -43,10 +45,10 @@ export class KyselyOutboxStore implements Store.OutboxStore {
     return this.transaction(async (db) => {
       await insertDeliveries(db, [delivery]);
       await updateResult(db, delivery.id, result);
-      await saveCursor(db, sink, mark, result.at);
+      await saveCursor(db, this.dialect, sink, mark.id, result.at);
     });
   }
   ledgerAfter(mark: Store.LedgerMark | null, before: string, limit: number): Promise<Store.LedgerRow[]> {
-    return this.call((db) => selectLedgerAfter(db, mark, before, limit));
+    return this.call((db) => selectLedgerAfter(db, this.dialect, mark, before, limit));
   }
 }
