@@ -69,6 +69,11 @@ export const notificationsSchema = z
   })
   .strict()
   .superRefine((n, ctx) => {
+    const { pollMs, leaseMs } = n.delivery;
+    // The holder renews at each poll: a lease shorter than the poll would lapse between renewals.
+    if (pollMs >= leaseMs) ctx.addIssue({ code: 'custom', path: ['delivery', 'pollMs'], message: `must be less than leaseMs (${leaseMs})` });
+    // SPEC 24: after a lost lease another instance takes over within 30 s (expiry, then its next poll).
+    else if (leaseMs + pollMs > 30_000) ctx.addIssue({ code: 'custom', path: ['delivery', 'leaseMs'], message: 'leaseMs + pollMs must be at most 30000 (another instance takes over within 30 s)' });
     const seen = new Set<string>();
     for (const [list, sinks] of [['webhooks', n.webhooks], ['export', n.export]] as const) {
       sinks.forEach((sink, i) => {

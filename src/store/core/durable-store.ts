@@ -311,6 +311,8 @@ export interface OutboxStore {
   listDeliveries(filter: OutboxFilter): Promise<OutboxDelivery[]>;
   getDelivery(id: string): Promise<OutboxDelivery | undefined>;
   pendingCounts(): Promise<Map<string, number>>;
+  /** Retention: deletes delivered and dead deliveries last changed before `before`; answers how many. */
+  deleteFinishedBefore(before: string): Promise<number>;
   exportCursor(sink: string): Promise<LedgerMark | null>;
   /** Advances the cursor and records the batch delivered, in one transaction. */
   commitExport(sink: string, mark: LedgerMark, delivery: OutboxInsert, result: OutboxResult): Promise<void>;

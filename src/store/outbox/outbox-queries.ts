@@ -84,6 +84,12 @@ export async function selectDelivery(db: Kysely<Database>, id: string): Promise<
   return row ? deliveryFrom(row) : undefined;
 }
 
+/** Retention: deletes delivered and dead deliveries last touched before `before`; answers how many. */
+export async function deleteFinished(db: Kysely<Database>, before: string): Promise<number> {
+  const result = await db.deleteFrom('outbox').where('state', 'in', ['delivered', 'dead']).where('updated_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Pending (not yet delivered, not dead) deliveries per sink. */
 export async function countPending(db: Kysely<Database>): Promise<Map<string, number>> {
   const rows = await db.selectFrom('outbox').select(['sink', sql<number | string>`count(*)`.as('n')]).where('state', 'in', ['pending', 'failed']).groupBy('sink').execute();

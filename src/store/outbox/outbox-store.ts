@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type * as Store from '../core/durable-store.js';
 import type { Database } from '../core/schema.js';
 import { type Dialect, saveCursor, selectCursor, selectLedgerAfter } from './export-queries.js';
-import { countPending, insertDeliveries, releaseLease, selectDelivery, selectDeliveries, selectDue, takeLease, updateResult } from './outbox-queries.js';
+import { countPending, deleteFinished, insertDeliveries, releaseLease, selectDelivery, selectDeliveries, selectDue, takeLease, updateResult } from './outbox-queries.js';
 
 type Run = <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T>;
 
@@ -34,6 +34,9 @@ export class KyselyOutboxStore implements Store.OutboxStore {
   }
   getDelivery(id: string): Promise<Store.OutboxDelivery | undefined> {
     return this.call((db) => selectDelivery(db, id));
+  }
+  deleteFinishedBefore(before: string): Promise<number> {
+    return this.call((db) => deleteFinished(db, before));
   }
   pendingCounts(): Promise<Map<string, number>> {
     return this.call((db) => countPending(db));

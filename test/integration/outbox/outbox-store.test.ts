@@ -69,6 +69,15 @@ function describeOutboxStore(name: string, open: () => Promise<DurableStore>): v
       expect(await store.outbox.getDelivery('nope')).toBeUndefined();
     });
 
+    it('deletes only finished deliveries older than the retention instant', async () => {
+      expect(await store.outbox.deleteFinishedBefore(T1)).toBe(0);
+      expect(await store.outbox.deleteFinishedBefore(T2)).toBe(1);
+      expect((await store.outbox.listDeliveries({ limit: 10 })).map((row) => [row.id, row.state])).toEqual([
+        ['finance:e2', 'pending'],
+        ['finance:e1', 'failed'],
+      ]);
+    });
+
     it('lets one owner hold the lease until it expires, then another take it', async () => {
       expect(await store.outbox.takeLease('deliverer', 'a', T0, T1)).toBe(true);
       expect(await store.outbox.takeLease('deliverer', 'b', T0, T2)).toBe(false);

@@ -46,6 +46,9 @@ describe('notifications config (SPEC 24)', () => {
     ['notifications: {webhooks: [{name: f, url: "https://x.example/h", events: []}]}', 'config: notifications.webhooks[0].events: must name at least one event'],
     ['notifications: {webhooks: [{name: f, url: "https://x.example/h", events: ["*"], format: xml}]}', 'config: notifications.webhooks[0].format: must be json or slack'],
     ['notifications: {webhooks: [{name: f, url: "https://x.example/h", events: ["*"], retries: 3}]}', 'config: notifications.webhooks[0]: unknown key(s) "retries"'],
+    ['notifications: {delivery: {pollMs: 5000, leaseMs: 5000}}', 'config: notifications.delivery.pollMs: must be less than leaseMs (5000)'],
+    ['notifications: {delivery: {pollMs: 2000, leaseMs: 29000}}', 'config: notifications.delivery.leaseMs: leaseMs + pollMs must be at most 30000 (another instance takes over within 30 s)'],
+    ['notifications: {webhooks: [{name: a, url: "https://x.example/h", events: ["*"]}], export: [{name: a, url: "https://y.example/e"}]}', 'config: notifications.export[0].name: "a" is named twice'],
   ])('refuses %s naming the key path', (yaml, message) => {
     expect(() => parseConfig(`${minimal}${yaml}\n`, {})).toThrow(new ConfigError(message));
   });
