@@ -21,7 +21,7 @@ const insert = (eventId: string, sink = 'finance', createdAt = T0): OutboxInsert
 });
 
 /** SPEC 24 on both databases: the outbox table (migration 9), its lease and the export cursors. */
-function describeOutboxStore(name: string, open: () => Promise<DurableStore>): void {
+function describeOutboxStore(name: string, open: () => Promise<DurableStore>, openAgain: () => Promise<DurableStore>): void {
   describe(`outbox store (${name})`, () => {
     let store: DurableStore;
     beforeAll(async () => {
@@ -106,18 +106,69 @@ function describeOutboxStore(name: string, open: () => Promise<DurableStore>): v
       // A cursor survives a reopen: it is the store's, not the deliverer's.
       expect(await store.outbox.exportCursor('openmeter')).toEqual(cursor);
     });
+
+    it('exports 10,000 rows written by two instances out of time order, each once, none missing', async () => {
+      const other = await openAgain();
+      try {
+        const writers = [store, other];
+        const all: string[] = [];
+        const exported: string[] = [];
+        const later = (): string => new Date(Date.now() + 60_000).toISOString();
+        let cursor = await store.outbox.exportCursor('bulk');
+        const drain = async (): Promise<void> => {
+          for (;;) {
+            const rows = await store.outbox.ledgerAfter(cursor, later(), 700);
+            if (rows.length === 0) return;
+            exported.push(...rows.map((row) => row.id));
+            const last = rows.at(-1)!;
+            const batch = { ...insert(rows[0]!.id, 'bulk', T1), type: 'usage.export', team: null, payload: { rows: rows.length } };
+            await store.outbox.commitExport('bulk', { at: last.at, id: last.id }, batch, { state: 'delivered', attempts: 1, nextAt: T1, at: T1, status: 200, error: null });
+            cursor = await store.outbox.exportCursor('bulk');
+          }
+        };
+        for (let batch = 0; batch < 40; batch++) {
+          // Each batch's rows are stamped at scattered times, older batches' times included.
+          const rows = Array.from({ length: 250 }, (_, i) => {
+            const n = batch * 250 + i;
+            const id = `bulk-${String(n).padStart(5, '0')}`;
+            all.push(id);
+            return ledgerRow({ id, requestId: id, at: new Date(Date.UTC(2026, 0, 2) + ((n * 7919) % 10_000) * 1000).toISOString() });
+          });
+          await writers[batch % 2]!.insertLedgerRows(rows);
+          if (batch % 3 === 2) await drain();
+        }
+        await drain();
+        // The four rows of the test above are in this ledger too: a new sink starts from the beginning.
+        expect(exported.filter((id) => !id.startsWith('bulk-')).sort()).toEqual(['row-a', 'row-b', 'row-c', 'row-late']);
+        const bulk = exported.filter((id) => id.startsWith('bulk-'));
+        expect(bulk.length).toBe(10_000);
+        expect(new Set(bulk).size).toBe(10_000);
+        expect([...bulk].sort()).toEqual([...all].sort());
+      } finally {
+        await other.close();
+      }
+    });
   });
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-outbox-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-describeOutboxStore('sqlite', () => openDurableStore({ url: '', path: join(dir, 'tollgate.db') }));
+const sqlitePath = join(dir, 'tollgate.db');
+describeOutboxStore(
+  'sqlite',
+  () => openDurableStore({ url: '', path: sqlitePath }),
+  () => openDurableStore({ url: '', path: sqlitePath }),
+);
 
 let database: TestDatabase | undefined;
-describeOutboxStore('postgres', async () => {
-  database = await createTestDatabase();
-  return openDurableStore({ url: database.url, path: '' });
-});
+describeOutboxStore(
+  'postgres',
+  async () => {
+    database = await createTestDatabase();
+    return openDurableStore({ url: database.url, path: '' });
+  },
+  () => openDurableStore({ url: database!.url, path: '' }),
+);
 afterAll(async () => {
   await database?.drop();
 });
