@@ -2,11 +2,13 @@ import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationEvent } from '../../../src/outbox/index.js';
 import { startStack } from '../../helpers/gateway.js';
-import { bearer, KEYS } from '../../helpers/keys.js';
+import { ADMIN_ENTRIES, bearer, digest, KEY_ENTRIES, KEYS } from '../../helpers/keys.js';
 import { eventually } from '../../helpers/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../fixtures/webhook-receiver.js';
 
 const SECRET = 'a-webhook-secret-of-32-bytes-xyz';
+const LEAD = 'tg-test-team-b-lead-eeeeeeeeeeeeeeee';
+const VIEWER = 'tg-test-viewer-key-ffffffffffffffffff';
 
 /** The recipe docs/notifications.md shows (the docs check keeps the page and this file equal), run as a receiver would. */
 const RECIPE = new URL('../../../docs/examples/verify-signature.mjs', import.meta.url).href;
@@ -53,6 +55,10 @@ describe('webhooks from the outbox (SPEC 24)', () => {
     receiver = await startWebhookReceiver('down');
     slack = await startWebhookReceiver('ok');
     stack = await startStack({
+      auth: {
+        keys: KEY_ENTRIES,
+        admin: { keys: [...ADMIN_ENTRIES, { id: 'lead-b', sha256: digest(LEAD), role: 'team-admin', team: 'team-b' }, { id: 'viewer', sha256: digest(VIEWER), role: 'viewer' }] },
+      },
       notifications: {
         webhooks: [
           { name: 'finance', url: `${receiver.url}/hook?token=t0ps3cret`, events: ['budget.*', 'notification.test'], format: 'json', secret: SECRET },
@@ -143,5 +149,25 @@ describe('webhooks from the outbox (SPEC 24)', () => {
     const bad = await admin(stack, '/admin/notifications?state=lost');
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ param: 'state' });
+  });
+
+  it('shows a team-admin its own team\'s deliveries only, and lets a viewer read but not write', async () => {
+    stack.gw.gateway.events.publish(event(200, 'budget.threshold', 'team-b'));
+    await deliveryIn(stack, 'evt-200', 'delivered');
+    const asLead = await request(stack.gw.url).get('/admin/notifications?limit=1000').set('authorization', bearer(LEAD));
+    expect(asLead.status).toBe(200);
+    expect(asLead.body.data.map((d: Listed) => d.event_id)).toEqual(['evt-200']);
+    const other = await request(stack.gw.url).get('/admin/notifications?team=team-a').set('authorization', bearer(LEAD));
+    expect(other.body.data).toEqual([]);
+    const retryOther = await request(stack.gw.url).post('/admin/notifications/finance:evt-1/retry').set('authorization', bearer(LEAD));
+    expect(retryOther.status).toBe(404);
+    const asViewer = await request(stack.gw.url).get('/admin/notifications?team=team-a&limit=1000').set('authorization', bearer(VIEWER));
+    expect(asViewer.status).toBe(200);
+    expect(asViewer.body.data.length).toBeGreaterThan(0);
+    const viewerRetry = await request(stack.gw.url).post('/admin/notifications/finance:evt-1/retry').set('authorization', bearer(VIEWER));
+    expect(viewerRetry.status).toBe(403);
+    expect(viewerRetry.body.error.code).toBe('insufficient_role');
+    const viewerTest = await request(stack.gw.url).post('/admin/notifications/test').set('authorization', bearer(VIEWER));
+    expect(viewerTest.status).toBe(403);
   });
 });
