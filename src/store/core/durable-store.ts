@@ -300,6 +300,12 @@ export interface LedgerMark {
   id: string;
 }
 
+/** A lease an outbox write holds to: its name and the owner that must still hold it. */
+export interface LeaseFence {
+  lease: string;
+  owner: string;
+}
+
 /** The outbox's table, its lease and the export cursors (SPEC 24). */
 export interface OutboxStore {
   insertDeliveries(rows: readonly OutboxInsert[]): Promise<number>;
@@ -314,8 +320,12 @@ export interface OutboxStore {
   /** Retention: deletes delivered and dead deliveries last changed before `before`; answers how many. */
   deleteFinishedBefore(before: string): Promise<number>;
   exportCursor(sink: string): Promise<LedgerMark | null>;
-  /** Advances the cursor and records the batch delivered, in one transaction. */
-  commitExport(sink: string, mark: LedgerMark, delivery: OutboxInsert, result: OutboxResult): Promise<void>;
+  /**
+   * Advances the cursor to the row `mark.id` and records the batch delivered, in one transaction.
+   * With `fence`, only while that lease is still this owner's (the lease row is locked meanwhile):
+   * false, and nothing written, when another instance has taken it over.
+   */
+  commitExport(sink: string, mark: LedgerMark, delivery: OutboxInsert, result: OutboxResult, fence?: LeaseFence): Promise<boolean>;
   ledgerAfter(mark: LedgerMark | null, before: string, limit: number): Promise<LedgerRow[]>;
 }
 

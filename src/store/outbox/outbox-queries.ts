@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult, OutboxState } from '../core/durable-store.js';
+import type { LeaseFence, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult, OutboxState } from '../core/durable-store.js';
 import { isoInstant, toNumber } from '../core/rows.js';
 import type { Database, OutboxTable } from '../core/schema.js';
 
@@ -44,6 +44,20 @@ export async function takeLease(db: Kysely<Database>, name: string, owner: strin
     .execute();
   const row = await db.selectFrom('outbox_lease').select('owner').where('name', '=', name).executeTakeFirst();
   return row?.owner === owner;
+}
+
+/**
+ * Whether `fence.owner` holds the lease, locking its row until the transaction ends (PostgreSQL;
+ * SQLite's write transaction holds the file) so a takeover waits for the write it fences.
+ */
+export async function holdsLease(db: Kysely<Database>, dialect: 'postgres' | 'sqlite', fence: LeaseFence): Promise<boolean> {
+  const row = await db
+    .selectFrom('outbox_lease')
+    .select('owner')
+    .where('name', '=', fence.lease)
+    .$if(dialect === 'postgres', (q) => q.forUpdate())
+    .executeTakeFirst();
+  return row?.owner === fence.owner;
 }
 
 export async function releaseLease(db: Kysely<Database>, name: string, owner: string): Promise<void> {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type * as Store from '../core/durable-store.js';
 import type { Database } from '../core/schema.js';
 import { type Dialect, saveCursor, selectCursor, selectLedgerAfter } from './export-queries.js';
-import { countPending, deleteFinished, insertDeliveries, releaseLease, selectDelivery, selectDeliveries, selectDue, takeLease, updateResult } from './outbox-queries.js';
+import { countPending, deleteFinished, holdsLease, insertDeliveries, releaseLease, selectDelivery, selectDeliveries, selectDue, takeLease, updateResult } from './outbox-queries.js';
 
 type Run = <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T>;
 
@@ -44,11 +44,13 @@ export class KyselyOutboxStore implements Store.OutboxStore {
   exportCursor(sink: string): Promise<Store.LedgerMark | null> {
     return this.call((db) => selectCursor(db, sink));
   }
-  commitExport(sink: string, mark: Store.LedgerMark, delivery: Store.OutboxInsert, result: Store.OutboxResult): Promise<void> {
+  commitExport(sink: string, mark: Store.LedgerMark, delivery: Store.OutboxInsert, result: Store.OutboxResult, fence?: Store.LeaseFence): Promise<boolean> {
     return this.transaction(async (db) => {
+      if (fence !== undefined && !(await holdsLease(db, this.dialect, fence))) return false;
       await insertDeliveries(db, [delivery]);
       await updateResult(db, delivery.id, result);
       await saveCursor(db, this.dialect, sink, mark.id, result.at);
+      return true;
     });
   }
   ledgerAfter(mark: Store.LedgerMark | null, before: string, limit: number): Promise<Store.LedgerRow[]> {

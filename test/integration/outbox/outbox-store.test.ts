@@ -10,6 +10,8 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:00:10.000Z';
 const T2 = '2026-01-01T00:00:30.000Z';
 
+const DELIVERED = { state: 'delivered', attempts: 1, nextAt: T1, at: T1, status: 200, error: null } as const;
+
 const insert = (eventId: string, sink = 'finance', createdAt = T0): OutboxInsert => ({
   id: `${sink}:${eventId}`,
   sink,
@@ -97,8 +99,12 @@ function describeOutboxStore(name: string, open: () => Promise<DurableStore>, op
       expect(await store.outbox.exportCursor('openmeter')).toBeNull();
       expect((await store.outbox.ledgerAfter(null, later(), 2)).map((row) => row.id)).toEqual(['row-a', 'row-b']);
       const batch = { ...insert('row-a', 'openmeter', T1), type: 'usage.export', team: null, payload: { rows: 2 } };
-      await store.outbox.commitExport('openmeter', { at: rows[1]!.at, id: 'row-b' }, batch, { state: 'delivered', attempts: 1, nextAt: T1, at: T1, status: 200, error: null });
+      expect(await store.outbox.commitExport('openmeter', { at: rows[1]!.at, id: 'row-b' }, batch, DELIVERED, { lease: 'deliverer', owner: 'a' })).toBe(true);
       expect((await store.outbox.getDelivery('openmeter:row-a'))?.state).toBe('delivered');
+      // An instance that lost the lease while sending records nothing and moves no cursor.
+      const lost = { ...batch, id: 'openmeter:row-c', eventId: 'row-c' };
+      expect(await store.outbox.commitExport('openmeter', { at: rows[2]!.at, id: 'row-c' }, lost, DELIVERED, { lease: 'deliverer', owner: 'not-the-holder' })).toBe(false);
+      expect(await store.outbox.getDelivery('openmeter:row-c')).toBeUndefined();
       // An instance that rode out a database outage writes a row stamped before everything exported so far.
       expect(await store.insertLedgerRows([ledgerRow({ id: 'row-late', requestId: 'req-late', at: '2025-12-31T23:00:00.000Z' })])).toBe(1);
       const cursor = await store.outbox.exportCursor('openmeter');
