@@ -22,7 +22,8 @@ import { parseArgs } from 'node:util';
  *   --ledger-cost/BENCH_LEDGER_COST=1 gateway-redis with the usage ledger on and off,
  *   --events/BENCH_EVENTS=1 clients polling a training job's events instead of chatting,
  *   --tracing/BENCH_TRACING=1 gateway-redis with tracing off and on (ratio 1.0, every span exported),
- *   --model-lists/BENCH_MODEL_LISTS=1 gateway-redis with model allow-lists on its key and team and without (SPEC 21).
+ *   --model-lists/BENCH_MODEL_LISTS=1 gateway-redis with model allow-lists on its key and team and without (SPEC 21),
+ *   --export/BENCH_EXPORT=1 gateway-redis with the usage export (CloudEvents to a sink on loopback) on and off (SPEC 24).
  * `npm run bench:tracing` only: --rate/BENCH_RATE N measures tracing at a fixed N requests/s, CPU per thread (0: off);
  *   --side-by-side/BENCH_SIDE_BY_SIDE=1 drives tracing off and on at the same time instead of in turns.
  */
@@ -44,6 +45,8 @@ export interface Settings extends Record<Numeric, number> {
   readonly tracing: boolean;
   /** `--model-lists`: allow-lists on every key and team vs none (bench/comparisons/model-lists.ts). */
   readonly modelLists: boolean;
+  /** `--export`: the usage export to a loopback sink on vs off (bench/comparisons/export-cost.ts). */
+  readonly export: boolean;
   /** A fixed load in requests/s for `bench:tracing`'s per-thread CPU comparison; 0 when not asked for. */
   readonly rate: number;
   /** `bench:tracing`: tracing off and on driven at the same time (bench/comparisons/tracing-side-by-side.ts). */
@@ -68,6 +71,7 @@ const FLAGS = {
   events: { type: 'boolean' },
   tracing: { type: 'boolean' },
   'model-lists': { type: 'boolean' },
+  export: { type: 'boolean' },
   rate: { type: 'string' },
   'side-by-side': { type: 'boolean' },
 } as const;
@@ -84,7 +88,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
     numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' || name === 'settle' ? 0 : 1);
   }
-  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events' | 'tracing' | 'model-lists' | 'side-by-side'): boolean =>
+  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events' | 'tracing' | 'model-lists' | 'side-by-side' | 'export'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
   const workers = Math.round(positive('workers', values.workers ?? process.env.BENCH_CLUSTER_WORKERS, Math.max(2, availableParallelism()), 2));
   const extras = {
@@ -96,6 +100,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
     events: flag('events'),
     tracing: flag('tracing'),
     modelLists: flag('model-lists'),
+    export: flag('export'),
     sideBySide: flag('side-by-side'),
   };
   const rate = positive('rate', values.rate ?? process.env.BENCH_RATE, 0, 0);

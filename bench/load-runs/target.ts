@@ -35,6 +35,8 @@ const tracingEndpoint = process.env.BENCH_TRACING_ENDPOINT ?? '';
 const tracingRatio = Number(process.env.BENCH_TRACING_RATIO || '1');
 /** 1: model allow-lists on the key and its team, matched by wildcards (`--model-lists`). */
 const modelLists = process.env.BENCH_MODEL_LISTS === '1';
+/** Set: the usage export on, to this CloudEvents sink (`--export`). */
+const exportUrl = process.env.BENCH_EXPORT_URL ?? '';
 
 interface Started {
   readonly server: Server;
@@ -92,6 +94,7 @@ async function startGateway(): Promise<Started> {
       redis: { url: redisUrl, keyPrefix: 'tollgate-bench:' },
       logging: { level: all ? 'info' : 'silent' },
       ...(tracingEndpoint ? { tracing: { enabled: true, endpoint: tracingEndpoint, sampleRatio: tracingRatio } } : {}),
+      ...(exportUrl ? { notifications: { export: [{ name: 'bench-sink', url: exportUrl, batch: 500 }], delivery: { pollMs: 1000, exportSettleMs: 1000 } } } : {}),
     },
     'bench',
   );
