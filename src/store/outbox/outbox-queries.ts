@@ -1,33 +1,41 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { LeaseFence, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult, OutboxState } from '../core/durable-store.js';
 import { isoInstant, toNumber } from '../core/rows.js';
 import type { Database, OutboxTable } from '../core/schema.js';
 
+/** Rows per INSERT: 13 parameters each stays far below SQLite's and PostgreSQL's parameter limits. */
+const INSERT_CHUNK = 500;
+
 /** Inserts deliveries; a row whose id is there already (the same event published again) is skipped. Answers how many were new. */
 export async function insertDeliveries(db: Kysely<Database>, rows: readonly OutboxInsert[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const result = await db
-    .insertInto('outbox')
-    .values(
-      rows.map((row) => ({
-        id: row.id,
-        sink: row.sink,
-        event_id: row.eventId,
-        type: row.type,
-        team: row.team,
-        payload: JSON.stringify(row.payload),
-        state: 'pending',
-        attempts: 0,
-        next_at: row.createdAt,
-        created_at: row.createdAt,
-        updated_at: row.createdAt,
-        last_status: null,
-        last_error: null,
-      })),
-    )
-    .onConflict((oc) => oc.column('id').doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0);
+  let inserted = 0;
+  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+    const result = await db
+      .insertInto('outbox')
+      .values(rows.slice(start, start + INSERT_CHUNK).map(deliveryInsert))
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    inserted += Number(result.numInsertedOrUpdatedRows ?? 0);
+  }
+  return inserted;
+}
+
+function deliveryInsert(row: OutboxInsert): Insertable<OutboxTable> {
+  return {
+    id: row.id,
+    sink: row.sink,
+    event_id: row.eventId,
+    type: row.type,
+    team: row.team,
+    payload: JSON.stringify(row.payload),
+    state: 'pending',
+    attempts: 0,
+    next_at: row.createdAt,
+    created_at: row.createdAt,
+    updated_at: row.createdAt,
+    last_status: null,
+    last_error: null,
+  };
 }
 
 /** Takes or renews the lease `name` for `owner` until `until`, unless another owner holds it past `now`. */

@@ -154,6 +154,13 @@ function describeOutboxStore(name: string, open: () => Promise<DurableStore>, op
         await other.close();
       }
     });
+
+    it('stores a large batch in one call (chunked under the databases\' parameter limits)', async () => {
+      const many = Array.from({ length: 6000 }, (_, i) => insert(`bulk-${i}`, 'many'));
+      expect(await store.outbox.insertDeliveries(many)).toBe(6000);
+      expect(await store.outbox.insertDeliveries(many)).toBe(0);
+      expect((await store.outbox.pendingCounts()).get('many')).toBe(6000);
+    });
   });
 }
 
