@@ -10,6 +10,9 @@ import { send } from './send.js';
 const LEASE = 'deliverer';
 /** Deliveries attempted at once per tick (each bounded by the timeout). */
 const DUE_PER_TICK = 16;
+/** Delivered and dead deliveries are deleted once this old (checked hourly by the delivering instance). */
+const KEEP_FINISHED_MS = 7 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
 /** The type an export batch is listed under in the outbox. */
 export const EXPORT_BATCH_TYPE = 'usage.export';
 
@@ -39,6 +42,7 @@ export class Deliverer {
   private running: Promise<void> | undefined;
   private stopped = false;
   private holding = false;
+  private prunedAt = 0;
   /** Per export sink: failures in a row, and when it may be tried again. */
   private readonly exportRetry = new Map<string, { failures: number; notBefore: number }>();
 
@@ -97,6 +101,10 @@ export class Deliverer {
     this.holding = await store.outbox.takeLease(LEASE, this.owner, new Date(now).toISOString(), new Date(now + this.settings.delivery.leaseMs).toISOString());
     if (!this.holding) return;
     await this.deliverDue(store);
+    if (now - this.prunedAt > PRUNE_EVERY_MS) {
+      this.prunedAt = now;
+      await store.outbox.deleteFinishedBefore(new Date(now - KEEP_FINISHED_MS).toISOString());
+    }
     for (const sink of this.settings.export) {
       if (this.stopped || Date.now() - now > this.settings.delivery.leaseMs / 2) break;
       await this.exportSink(store, sink.name);
@@ -169,7 +177,11 @@ export class Deliverer {
     }
     this.exportRetry.delete(name);
     const delivery = { id: `${name}:${first.id}`, sink: name, eventId: first.id, type: EXPORT_BATCH_TYPE, team: null, payload: { rows: rows.length, first: first.id, last: last.id }, createdAt: new Date(now).toISOString() };
-    await store.outbox.commitExport(name, { at: last.at, id: last.id }, delivery, result);
+    // Fenced by the lease: an instance that lost it while sending records nothing (the new holder sends the batch again).
+    if (!(await store.outbox.commitExport(name, { at: last.at, id: last.id }, delivery, result, { lease: LEASE, owner: this.owner }))) {
+      this.holding = false;
+      return false;
+    }
     this.noteResult(name, 'ok', null, result.at);
     return true;
   }
