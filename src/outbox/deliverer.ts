@@ -95,7 +95,8 @@ export class Deliverer {
 
   private async tick(): Promise<void> {
     const store = this.handle.current;
-    if (!store) return;
+    // No sinks: nothing to deliver, and no lease write every poll for nothing.
+    if (!store || this.settings.webhooks.length + this.settings.export.length === 0) return;
     await this.refreshPending(store);
     const now = Date.now();
     this.holding = await store.outbox.takeLease(LEASE, this.owner, new Date(now).toISOString(), new Date(now + this.settings.delivery.leaseMs).toISOString());
