@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureBaseline } from './comparisons/baseline-compare.js';
+import { measureExportCost } from './comparisons/export-cost.js';
 import { startBaselineTargets } from './comparisons/baseline-target.js';
 import { killChildrenOnExit, runMain, stopAll } from './processes/children.js';
 import { measureCluster } from './comparisons/cluster-compare.js';
@@ -80,8 +81,7 @@ async function measureExtras(stack: Stack, targets: readonly Target[], settings:
   await measureComparisons(stack, targets, settings);
 }
 
-/** `--baseline`, `--ledger-cost`, `--model-lists`, `--model-routing`, `--tracing`, `--events`: each in interleaved rounds of its own, with the bare proxy of the main run. */
-/** `--baseline`, `--ledger-cost`, `--model-lists`, `--alerts`, `--tracing`, `--events`: each in interleaved rounds of its own, with the bare proxy of the main run. */
+/** `--baseline`, `--ledger-cost`, `--model-lists`, `--model-routing`, `--alerts`, `--export`, `--tracing`, `--events`: each in interleaved rounds of its own, with the bare proxy of the main run. */
 async function measureComparisons(stack: Stack, targets: readonly Target[], settings: Settings): Promise<void> {
   const proxyAndGateways = targets.filter((target) => target.name === 'proxy' || target.name.startsWith('gateway'));
   const proxy = targets.find((target) => target.name === 'proxy');
@@ -94,6 +94,7 @@ async function measureComparisons(stack: Stack, targets: readonly Target[], sett
   if (settings.modelRouting) printExtra(heading('Model routing: gateway-redis with three routes and an alias table (no alias used; an alias on every request) and without, non-streaming chat'), await measureModelRouting(stack, proxy, settings));
   if (settings.alerts) printExtra(heading('Budget alerts: gateway-redis with an event sink and without, budgets never crossed, non-streaming chat'), await measureAlertsCost(stack, proxy, settings));
   if (settings.tracing) printExtra(heading('Tracing cost: gateway-redis with tracing off and on (ratio 1.0), non-streaming chat'), await measureTracingCost(stack, proxy, settings));
+  if (settings.export) printExtra(heading('Usage export: gateway-redis with CloudEvents export to a loopback sink on and off, non-streaming chat'), await measureExportCost(stack, proxy, settings));
   if (settings.events) printExtra(heading('Events polling: GET /v1/preview/training-jobs/{id}/events'), await measureEventsPolling(proxyAndGateways, baseline, settings));
   baseline?.close();
 }

@@ -8,11 +8,11 @@ import type { ConnectionEvents } from './connections/index.js';
 import { createConsoleHandler, type ConsoleHandler } from './console/index.js';
 import { asGatewayError, writeError } from './errors.js';
 import { createLimiter, createLimitStore, type Limiter } from './limits/index.js';
-import type { EventSink } from './outbox/event.js';
 import { NO_SLICE, PartList, type Part } from './lifecycle.js';
 import { LiveConfiguration, type Live, type Services } from './live.js';
 import { Ledger } from './metering/index.js';
-import { createLogger, createMetrics, requestIdFor, type Logger, type Metrics, type MetricsOptions } from './observability/index.js';
+import { createLogger, createMetrics, createOutboxMetrics, requestIdFor, type Logger, type Metrics, type MetricsOptions } from './observability/index.js';
+import { Outbox, type EventSink } from './outbox/index.js';
 import { OwnershipRegistry } from './ownership/index.js';
 import { PROJECT_FORBIDDEN } from './projects/index.js';
 import { BufferBudget } from './proxy/index.js';
@@ -43,6 +43,8 @@ export interface Gateway {
    * while running; rejects with ConfigError and changes nothing when the file is not valid.
    */
   reload(actor: string, requestId: string, actorRole?: string, echo?: boolean): Promise<ReloadResult>;
+  /** Where notifications are published (SPEC 24): the durable outbox. */
+  readonly events: EventSink;
   /** Resolves when every finished request has settled its limits and been written to the ledger (tests, shutdown). */
   settled(): Promise<void>;
   /**
@@ -119,7 +121,25 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics, pa
   const trail = new AuditTrail(handle, logger, onDatabaseError);
   parts.add('audit trail', NO_SLICE, { close: (deadline) => trail.close(deadline) });
   const ledger = createLedger(handle, config.metering.ledger, logger, metrics, parts);
-  return { runtimeKeys, runtimeAdmins, handle, keySync, teamSync, adminKeySync, ownership, trail, ledger };
+  const outbox = createOutbox(config, handle, logger, metrics, parts);
+  return { runtimeKeys, runtimeAdmins, handle, keySync, teamSync, adminKeySync, ownership, trail, ledger, outbox };
+}
+
+/** The same on every instance, so a receiver dedupes usage events by source and id. */
+const EXPORT_SOURCE = '/tollgate';
+
+/** The notification outbox (SPEC 24): stored in the database, delivered off the request path by the instance holding the lease. */
+function createOutbox(config: Config, handle: StoreHandle, logger: Logger, metrics: Metrics, parts: PartList): Outbox {
+  const outboxMetrics = createOutboxMetrics(metrics.registry);
+  const outbox = new Outbox(handle, config.notifications, {
+    source: EXPORT_SOURCE,
+    delivered: (sink, result) => outboxMetrics.recordDelivery(sink, result),
+    error: (err) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'the notification outbox could not reach the database; retrying'),
+    dropped: (eventId, sink) => logger.error({ eventId, sink }, 'a notification was dropped: the database was away too long'),
+  });
+  outboxMetrics.watchSinks(() => outbox.health().map((sink) => ({ name: sink.name, pending: sink.pending, ...(sink.kind === 'export' ? { lagSeconds: sink.lagSeconds } : {}) })));
+  parts.add('notification outbox', (next) => next.notifications, { reconfigure: (next) => outbox.configure(next), close: (deadline) => outbox.close(deadline) });
+  return outbox;
 }
 
 /** The usage ledger: its settings (on/off, retention, buffer) follow reloads. */
@@ -173,8 +193,12 @@ function createServices(initial: Config, logger: Logger, metrics: Metrics, parts
   // Teams of the config file and the store: the limiter's team scope and the authenticator read them per request.
   const teams = new TeamDirectory(initial.teams.records);
   parts.add('teams', (config) => config.teams.records, { reconfigure: (next) => teams.configure(next), close: () => undefined });
-  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams, options.events);
-  const durable = createDurableParts(initial, logger, metrics, parts, teams, options);
+  // Budget alerts and key notices go to the outbox (built with the store, after the counters), unless the caller gives its own sink.
+  let outbox: EventSink | undefined;
+  const events: EventSink = options.events ?? { publish: (event) => outbox?.publish(event) };
+  const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams, events);
+  const durable = createDurableParts(initial, logger, metrics, parts, teams, { ...options, events });
+  outbox = durable.outbox;
   const bufferBudget = createBufferBudget(initial, metrics, parts);
   parts.add('logger', (config) => config.logging.level, { reconfigure: (level) => void (logger.level = level), close: () => undefined });
   const { runtimeKeys, ownership, ledger } = durable;
@@ -214,11 +238,12 @@ export async function createGateway(initial: Config, options: GatewayOptions = {
       return live.current.metricsHandler;
     },
     connectionEvents: connectionEventsOf(metrics),
+    events: durable.outbox,
     startDraining() {
       draining = true;
     },
     reload,
-    settled: async () => void (await live.idle(), await Promise.all([limiter.settled(), ledger.flush(), durable.trail.flush()])),
+    settled: async () => void (await live.idle(), await Promise.all([limiter.settled(), ledger.flush(), durable.trail.flush(), durable.outbox.flush()])),
     async close(deadline = Date.now() + live.current.config.server.shutdownGraceMs) {
       // Last built first: requests finish, then the ledger writes while the database is open, then connections close.
       for (const failure of await parts.close(deadline)) logger.error({ part: failure.name, err: failure.error }, 'a part failed to close');
@@ -249,6 +274,7 @@ function operationsAppOf(initial: Config, services: Services & { teams: TeamDire
     adminKeys: new AdminKeyAdmin(durable.handle, durable.runtimeAdmins, durable.adminKeySync, () => live.current.config.auth.admin.keys),
     ownership: services.ownership,
     trail: durable.trail,
+    notifications: durable.outbox,
     ...controls,
     metricsPath: initial.metrics.port === null ? initial.metrics.path : null,
     fallback: (req, res) => live.current.route(req, res),

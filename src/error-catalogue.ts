@@ -220,6 +220,7 @@ export const ERROR_CATALOGUE = {
     message: (id: string) => `Team "${id}" comes from the configuration file (teams); change it there and reload.`,
   }),
   teamDisabled: entry({ status: 403, code: 'team_disabled', message: (team: string) => `Team "${team}" is disabled; ask an administrator to enable it.` }),
+  notificationNotFound: entry({ status: 404, code: 'notification_not_found', param: 'id', message: (id: string) => `No notification delivery with id "${id}".` }),
   adminKeyNotFound: entry({ status: 404, code: 'admin_key_not_found', param: 'id', message: (id: string) => `No admin key with id "${id}".` }),
   readOnlyAdminKey: entry({
     status: 409,

@@ -26,6 +26,7 @@ import { parseArgs } from 'node:util';
  *   --model-routing/BENCH_MODEL_ROUTING=1 gateway-redis with three model routes and an alias table (no alias used; an alias on
  *     every request) and without (SPEC 22).
  *   --alerts/BENCH_ALERTS=1 gateway-redis with budget alerts on (an event sink; budgets never crossed) and off (SPEC 24).
+ *   --export/BENCH_EXPORT=1 gateway-redis with the usage export (CloudEvents to a sink on loopback) on and off (SPEC 24).
  * `npm run bench:tracing` only: --rate/BENCH_RATE N measures tracing at a fixed N requests/s, CPU per thread (0: off);
  *   --side-by-side/BENCH_SIDE_BY_SIDE=1 drives tracing off and on at the same time instead of in turns.
  */
@@ -51,6 +52,8 @@ export interface Settings extends Record<Numeric, number> {
   readonly modelRouting: boolean;
   /** `--alerts`: budget alerts on vs off (bench/comparisons/alerts-cost.ts). */
   readonly alerts: boolean;
+  /** `--export`: the usage export to a loopback sink on vs off (bench/comparisons/export-cost.ts). */
+  readonly export: boolean;
   /** A fixed load in requests/s for `bench:tracing`'s per-thread CPU comparison; 0 when not asked for. */
   readonly rate: number;
   /** `bench:tracing`: tracing off and on driven at the same time (bench/comparisons/tracing-side-by-side.ts). */
@@ -77,6 +80,7 @@ const FLAGS = {
   'model-lists': { type: 'boolean' },
   'model-routing': { type: 'boolean' },
   alerts: { type: 'boolean' },
+  export: { type: 'boolean' },
   rate: { type: 'string' },
   'side-by-side': { type: 'boolean' },
 } as const;
@@ -93,7 +97,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
   for (const name of Object.keys(DEFAULTS) as Numeric[]) {
     numbers[name] = positive(name, values[name] ?? process.env[`BENCH_${name.toUpperCase()}`], DEFAULTS[name], name === 'warmup' || name === 'settle' ? 0 : 1);
   }
-  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events' | 'tracing' | 'model-lists' | 'model-routing' | 'alerts' | 'side-by-side'): boolean =>
+  const flag = (name: 'cpu-prof' | 'soak-rss' | 'connections-sweep' | 'cluster' | 'ledger-cost' | 'events' | 'tracing' | 'model-lists' | 'model-routing' | 'alerts' | 'export' | 'side-by-side'): boolean =>
     values[name] === true || process.env[`BENCH_${name.replaceAll('-', '_').toUpperCase()}`] === '1';
   const workers = Math.round(positive('workers', values.workers ?? process.env.BENCH_CLUSTER_WORKERS, Math.max(2, availableParallelism()), 2));
   const extras = {
@@ -107,6 +111,7 @@ export function readSettings(argv: readonly string[] = process.argv.slice(2)): S
     modelLists: flag('model-lists'),
     modelRouting: flag('model-routing'),
     alerts: flag('alerts'),
+    export: flag('export'),
     sideBySide: flag('side-by-side'),
   };
   const rate = positive('rate', values.rate ?? process.env.BENCH_RATE, 0, 0);

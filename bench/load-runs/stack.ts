@@ -40,6 +40,8 @@ export interface GatewayTargetOptions {
   readonly tracingEndpoint?: string;
   /** The traced gateway's `tracing.sampleRatio` (default 1.0). */
   readonly tracingRatio?: number;
+  /** A CloudEvents sink: the usage export on, every ledger row sent there (`--export`). */
+  readonly exportUrl?: string;
   /** Model allow-lists (SPEC 21) on the key and its team (`--model-lists`). */
   readonly modelLists?: boolean;
   /** Model routing (SPEC 22): `routes` three routes and an alias table; `alias` the same with the bench's model an alias. */
@@ -85,7 +87,7 @@ export async function startProxyTarget(stack: Stack): Promise<Target> {
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
   const execArgv = [...profileArgs(stack), ...(options.exposeGc ? ['--expose-gc'] : [])];
-  const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '', BENCH_TRACING_RATIO: String(options.tracingRatio ?? 1), BENCH_MODEL_LISTS: options.modelLists ? '1' : '0', BENCH_MODEL_ROUTING: options.modelRouting ?? '', BENCH_ALERTS: options.alerts ? '1' : '0' };
+  const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '', BENCH_TRACING_RATIO: String(options.tracingRatio ?? 1), BENCH_MODEL_LISTS: options.modelLists ? '1' : '0', BENCH_MODEL_ROUTING: options.modelRouting ?? '', BENCH_ALERTS: options.alerts ? '1' : '0', BENCH_EXPORT_URL: options.exportUrl ?? '' };
   const child = await startChild(name, TARGET, ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
   if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, (options.workers ?? 1) > 1 ? `${name} primary` : name);

@@ -56,6 +56,8 @@ function routingConfig(): { models: Record<string, unknown> } | Record<string, n
 }
 /** 1: budget alerts on (`--alerts`): an event sink that counts what it is given (the budgets are never crossed). */
 const alerts = process.env.BENCH_ALERTS === '1';
+/** Set: the usage export on, to this CloudEvents sink (`--export`). */
+const exportUrl = process.env.BENCH_EXPORT_URL ?? '';
 
 interface Started {
   readonly server: Server;
@@ -114,6 +116,7 @@ async function startGateway(): Promise<Started> {
       redis: { url: redisUrl, keyPrefix: 'tollgate-bench:' },
       logging: { level: all ? 'info' : 'silent' },
       ...(tracingEndpoint ? { tracing: { enabled: true, endpoint: tracingEndpoint, sampleRatio: tracingRatio } } : {}),
+      ...(exportUrl ? { notifications: { export: [{ name: 'bench-sink', url: exportUrl, batch: 500 }], delivery: { pollMs: 1000, exportSettleMs: 1000 } } } : {}),
     },
     'bench',
   );

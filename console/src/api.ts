@@ -270,3 +270,18 @@ export interface ConfigState {
   readonly lastReload: { readonly at: string; readonly outcome: 'applied' | 'refused'; readonly error?: string } | null;
   readonly restartRequired: readonly string[];
 }
+
+/** GET /admin/notifications (SPEC 24): what the Settings page shows of each sink. */
+export interface Notifications {
+  readonly delivering: boolean;
+  readonly sinks: ReadonlyArray<{
+    readonly name: string;
+    readonly kind: 'webhook' | 'export';
+    readonly url: string;
+    readonly format: string;
+    readonly pending: number;
+    readonly lagSeconds: number;
+    readonly lastError: string | null;
+    readonly lastSuccessAt: string | null;
+  }>;
+}

@@ -21,6 +21,7 @@ import { mountOidcRoutes, ProviderSlot, type SignInAudit } from '../oidc/index.j
 import { authorize, refuseNul } from '../admin-requests/index.js';
 import type { Reload } from './config-handlers.js';
 import { adminPaths, type AdminRouteDeps, type AdminRouteSpec } from './routes.js';
+import type { Outbox } from '../outbox/index.js';
 
 export type { ReloadResult } from './config-handlers.js';
 
@@ -48,6 +49,8 @@ export interface OperationsAppDeps {
   readonly adminKeys: AdminKeyAdmin;
   readonly ownership: OwnershipRegistry;
   readonly trail: AuditTrail;
+  /** The notification outbox (SPEC 24). */
+  readonly notifications: Outbox;
   /** Re-reads and applies the config file; rejects with 400 invalid_config (nothing changed) when it is not valid. */
   readonly reload: Reload;
   /** The running configuration's source and reload history (GET /admin/config). */
@@ -154,6 +157,7 @@ function mountAdminRoutes(app: Express, deps: OperationsAppDeps, sessions: Conso
     currency: () => deps.current().config.metering.prices.currency,
     reload: deps.reload,
     configStatus: deps.configStatus,
+    notifications: deps.notifications,
   };
   const admin = requireAdmin(deps.current, deps.authFailureLimit, deps.metrics, sessions);
   const json = express.json({ limit: '64kb', strict: false });

@@ -21,6 +21,8 @@ export type AuditAction =
   | 'resource.assign'
   | 'resource.release'
   | 'config.reload'
+  | 'notification.retry'
+  | 'notification.test'
   | 'session.create'
   | 'session.delete';
 

@@ -10,6 +10,8 @@ import { listAuditHandler, type AuditAction, type AuditTrail } from './audit.js'
 import { configStatusHandler, reloadHandler, type Reload } from './config-handlers.js';
 import type { ModelAccess } from '../models/index.js';
 import { modelsHandler, type ModelRoutingSource } from './models.js';
+import { listNotificationsHandler, retryNotificationHandler, testNotificationHandler } from './notifications.js';
+import type { Outbox } from '../outbox/index.js';
 import { overviewHandler } from './overview.js';
 import { assignResourceHandler, listResourcesHandler, releaseResourceHandler } from './resources.js';
 import { ledgerRowsHandler, usageHandler } from './usage.js';
@@ -48,6 +50,8 @@ export interface AdminRouteDeps {
   readonly currency: () => string;
   readonly reload: Reload;
   readonly configStatus: ConfigStatus;
+  /** The notification outbox (SPEC 24). */
+  readonly notifications: Outbox;
 }
 
 /**
@@ -112,6 +116,9 @@ export const ADMIN_ROUTES: readonly AdminRouteSpec[] = [
   // The reload records itself (SIGHUP reloads are audited too); its body is not read.
   { method: 'GET', path: '/admin/models', body: 'none', write: null, access: READ, handler: modelsHandler },
   { method: 'GET', path: '/admin/overview', body: 'none', write: null, access: READ, handler: overviewHandler },
+  { method: 'GET', path: '/admin/notifications', body: 'none', write: null, access: READ, handler: listNotificationsHandler },
+  { method: 'POST', path: '/admin/notifications/test', body: 'none', write: audit('notification.test'), access: ADMIN_ONLY, handler: testNotificationHandler },
+  { method: 'POST', path: '/admin/notifications/:id/retry', body: 'none', write: audit('notification.retry'), access: TEAM_KEY_WRITE, handler: retryNotificationHandler },
   { method: 'GET', path: '/admin/config', body: 'none', write: null, access: GLOBAL_READ, handler: configStatusHandler },
   { method: 'POST', path: '/admin/config/reload', body: 'none', write: { action: 'config.reload', recordedBy: 'operation' }, access: ADMIN_ONLY, handler: reloadHandler },
 ];

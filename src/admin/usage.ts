@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
-import type { Ledger } from '../metering/index.js';
+import { ledgerRowView, type Ledger } from '../metering/index.js';
 import { formatNanos, nanosToAmount } from '../money.js';
-import { DatabaseUnavailableError, InvalidCursorError, type LedgerRow, type StoreHandle, type UsageAggregate } from '../store/index.js';
+import { DatabaseUnavailableError, InvalidCursorError, type StoreHandle, type UsageAggregate } from '../store/index.js';
 import { databaseUnavailable } from './audit.js';
 import { CsvNumber, invalidQuery, narrowedTeam, toCsv } from '../admin-requests/index.js';
 import { csvRequested, parseLedgerPageQuery, parseUsageQuery } from './usage-query.js';
@@ -35,33 +35,6 @@ function usageRow(aggregate: UsageAggregate): Record<string, string | number> {
     cost: nanosToAmount(aggregate.costNanos),
   };
 }
-
-/** A ledger row as the API answers it (SPEC 14.1): `id` is the gateway's, unique; `request_id` the client's. */
-function ledgerRow(row: LedgerRow): Record<string, string | number | boolean | null> {
-  return {
-    id: row.id,
-    request_id: row.requestId,
-    at: row.at,
-    team: row.team,
-    project: row.project,
-    key: row.keyId,
-    route: row.route,
-    method: row.method,
-    status: row.status,
-    model: row.model,
-    prompt_tokens: row.promptTokens,
-    completion_tokens: row.completionTokens,
-    total_tokens: row.totalTokens,
-    cost: nanosToAmount(row.costNanos),
-    estimated: row.estimated,
-    request_bytes: row.requestBytes,
-    duration_ms: row.durationMs,
-    trace_id: row.traceId,
-    requested_model: row.requestedModel,
-    fallback_from: row.fallbackFrom,
-  };
-}
-
 
 const wants = (req: Request, type: string): boolean => (req.headers.accept ?? '').split(',').some((part) => part.split(';')[0]!.trim().toLowerCase() === type);
 
@@ -105,7 +78,7 @@ export function ledgerRowsHandler(deps: UsageDeps): RequestHandler {
       if (team !== undefined) query.team = team;
       await deps.ledger.flush(Date.now() + FLUSH_BEFORE_READ_MS);
       const page = await deps.handle.require().pageLedger(query);
-      const data = page.rows.map(ledgerRow);
+      const data = page.rows.map(ledgerRowView);
       if (wants(req, 'application/x-ndjson')) {
         // The paging state goes in headers: every line of the body is a row.
         res.setHeader('x-has-more', String(page.hasMore));

@@ -16,6 +16,7 @@ export { ConfigStatus, type ConfigStatusView, type LastReload } from './status.j
 export { UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from './upstreams.js';
 export type { SamplerName, TracingConfig } from './tracing.js';
 export type { OidcSettings } from './console.js';
+export { matchesEvent, NOTIFICATION_TYPES, type ExportConfig, type NotificationsConfig, type WebhookConfig } from './notifications.js';
 export type { AdminKeyConfig, Config, LimitSet, StaticKeyConfig, TeamConfig, JwtConfig, FailureLimitConfig, UpstreamConfig, ConfigInput, StoreMode, ModelsConfig } from './schema.js';
 
 /** A configuration problem: one line naming the key path and what is wrong. */

@@ -6,7 +6,7 @@ import { z } from 'zod';
  * `budget.threshold`. The rest of the `notifications` section (webhooks, export) is the outbox's.
  */
 export const notificationThresholdsSchema = z
-  .array(z.number().gt(0, 'must be above 0').lte(1, 'must be at most 1'))
+  .array(z.number().gt(0, 'must be in (0, 1]').lte(1, 'must be in (0, 1]'))
   .max(10)
   .refine((list) => new Set(list).size === list.length, 'must not repeat a threshold')
   .transform((list) => [...list].sort((a, b) => a - b))

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { upstreamRefusals, upstreamsSchema } from './upstreams.js';
 import { modelRoutingShape } from './model-routing.js';
-import { notificationThresholdsSchema } from './notifications-thresholds.js';
 import { LIMIT_KINDS, type LimitName, type LimitSet } from '../limit-kinds/index.js';
 import { defaultProjectOf, defaultProjectRefusal, NAME_PATTERN, NAME_RULE } from '../projects/index.js';
 import { routesSchema } from './routes.js';
 import { tracingSchema } from './tracing.js';
 import { consoleSchema } from './console.js';
+import { notificationsSchema } from './notifications.js';
 
 /** Byte sizes as written in YAML: a number of bytes or "10mb", "512kb", "1gb". */
 const byteSize = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
@@ -335,7 +335,6 @@ export const configSchema = z
     console: consoleSchema,
     models: modelsSchema,
     /** SPEC 24; only the thresholds here — the outbox adds webhooks and export. */
-    notifications: z.object({ thresholds: notificationThresholdsSchema }).strict().prefault({}),
     rateLimits: z
       .object({
         onStoreError: z.enum(['open', 'closed']).default('open'),
@@ -411,6 +410,7 @@ export const configSchema = z
       .strict()
       .prefault({}),
     tracing: tracingSchema,
+    notifications: notificationsSchema,
   })
   .strict()
   .superRefine((config, ctx) => {

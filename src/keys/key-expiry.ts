@@ -1,4 +1,4 @@
-import type { EventSink, NotificationEvent } from '../outbox/event.js';
+import type { EventSink, NotificationEvent } from '../outbox/index.js';
 import type { ApiKeyRecord } from '../store/index.js';
 
 const DAY_MS = 86_400_000;

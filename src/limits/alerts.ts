@@ -1,7 +1,7 @@
 import { DAY_MS, msToUtcMonthEnd, utcMonthStart } from '../calendar.js';
 import { limitKind } from '../limit-kinds/index.js';
 import { nanosToAmount } from '../money.js';
-import type { EventSink, NotificationEvent } from '../outbox/event.js';
+import type { EventSink, NotificationEvent } from '../outbox/index.js';
 import type { AlertScope, Check } from './store.js';
 
 /** Half a day: how far a window end read on one clock may be from the calendar boundary it stands for. */

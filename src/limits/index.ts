@@ -13,7 +13,7 @@ export { createLimiter } from './limiter.js';
 export type { Admission, AdmissionRequest, Limiter, LimitEvents, Reserve } from './limiter.js';
 export type { AlertScope, LimitScope, LimitStore, ScopeReading } from './store.js';
 /** What the limiter publishes budget alerts to (the outbox's contract, SPEC 24). */
-export type { EventSink, NotificationEvent } from '../outbox/event.js';
+export type { EventSink, NotificationEvent } from '../outbox/index.js';
 export type { CounterName, LimitName, LimitSet } from '../limit-kinds/index.js';
 export { configuredLimits, counterLimit, isBudget, limitKind, LIMIT_KINDS } from '../limit-kinds/index.js';
 export type { TeamLimitSource } from './plan.js';

@@ -4,7 +4,7 @@ import { rateLimitHeaders } from './headers.js';
 import { limitKind, type LimitName } from '../limit-kinds/index.js';
 import { MemoryStore } from './memory-store.js';
 import { BudgetAlerts } from './alerts.js';
-import type { EventSink } from '../outbox/event.js';
+import type { EventSink } from '../outbox/index.js';
 import { LimitPlan, wholeUnits, type TeamLimitSource } from './plan.js';
 import { rejectionFor } from './rejection.js';
 import { StoreUnavailableError, type Check, type LimitScope, type LimitStore, type Outcome, type ScopeReading } from './store.js';

@@ -15,3 +15,4 @@ export { aggregateSeries, seriesOf, type ProcessSeries } from './cluster-metrics
 export { createLogger, type Logger } from './logger.js';
 export { requestIdFor } from './request-id.js';
 export { createMetricsEndpoint } from './metrics-endpoint.js';
+export { createOutboxMetrics, type OutboxMetrics, type OutboxSinkFigures } from './outbox-metrics.js';

@@ -13,6 +13,7 @@ import { insertKey, markRevoked, patchKey, rotateSecret, selectKey, selectKeys, 
 import { deleteLedgerChunk, insertLedger, selectLedgerPage } from './ledger/ledger-queries.js';
 import { aggregateLedger } from './ledger/usage-aggregate.js';
 import { selectRecentOutcomes, selectUsageCells } from './ledger/overview-queries.js';
+import { KyselyOutboxStore } from './outbox/outbox-store.js';
 import { insertTeam, patchTeam, removeTeam, selectTeam, selectTeams } from './teams/team-queries.js';
 import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resources/resource-queries.js';
 
@@ -28,10 +29,16 @@ export class KyselyDurableStore implements Store.DurableStore {
   readonly appliedMigrations: readonly number[];
   reachable = true;
   private closing: Promise<void> | undefined;
+  readonly outbox: Store.OutboxStore;
 
   constructor(private readonly backend: StoreBackend) {
     this.dialect = backend.dialect.name;
     this.appliedMigrations = backend.appliedMigrations;
+    this.outbox = new KyselyOutboxStore(
+      backend.dialect.name,
+      (work) => this.call(work),
+      (work) => this.write(async (trx) => ({ value: await work(trx), changes: [] })),
+    );
   }
 
   /** Every call: refused once closed, bounded in time, failures typed, reachability noted. */

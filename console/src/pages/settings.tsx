@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { adminUrl, ApiError, call, type ConfigState, type Session } from '../api.js';
+import { adminUrl, ApiError, call, type ConfigState, type Notifications, type Session } from '../api.js';
 import { formatTime } from '../ui/format.js';
 import { useLoad } from '../ui/load.js';
 import { LoadError, Panel } from '../ui/widgets.js';
@@ -44,6 +44,43 @@ function RunningConfig() {
   );
 }
 
+/** A sink is healthy when nothing waits long: no export lag past a minute, no pending deliveries with a last error. */
+function sinkHealth(sink: Notifications['sinks'][number]): string {
+  if (sink.kind === 'export') return sink.lagSeconds > 60 ? `behind by ${Math.round(sink.lagSeconds)} s` : 'ok';
+  return sink.pending > 0 && sink.lastError !== null ? 'failing' : 'ok';
+}
+
+/** Notifications (SPEC 24): each webhook and export sink, its backlog and last outcome. */
+function NotificationSinks() {
+  const answer = useLoad(() => call<Notifications>(adminUrl('notifications', { limit: '1' })), []);
+  const sinks = answer.data?.sinks ?? [];
+  return (
+    <Panel title="Notifications">
+      <LoadError error={answer.error} />
+      {answer.data !== null && sinks.length === 0 && <p class="muted">No webhooks or export sinks are configured (notifications: in the config file).</p>}
+      {sinks.length > 0 && (
+        <table aria-label="Notification sinks">
+          <thead><tr><th>Sink</th><th>Kind</th><th>Where</th><th>Health</th><th>Pending</th><th>Export lag</th><th>Last success</th><th>Last error</th></tr></thead>
+          <tbody>
+            {sinks.map((sink) => (
+              <tr key={sink.name}>
+                <td>{sink.name}</td>
+                <td>{sink.kind === 'export' ? 'export (CloudEvents)' : `webhook (${sink.format})`}</td>
+                <td>{sink.url}</td>
+                <td>{sinkHealth(sink)}</td>
+                <td>{sink.kind === 'export' ? '—' : sink.pending}</td>
+                <td>{sink.kind === 'export' ? `${Math.round(sink.lagSeconds)} s` : '—'}</td>
+                <td>{sink.lastSuccessAt === null ? 'never' : formatTime(sink.lastSuccessAt)}</td>
+                <td>{sink.lastError ?? '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Panel>
+  );
+}
+
 /** Settings (SPEC 17): this session, and for admins the running config's source, last reload and restart-only changes. */
 export function SettingsPage({ session }: { readonly session: Session }) {
   return (
@@ -55,6 +92,7 @@ export function SettingsPage({ session }: { readonly session: Session }) {
           <div><dt>Expires</dt><dd>{formatTime(session.expiresAt)}</dd></div>
         </dl>
       </Panel>
+      <NotificationSinks />
       {session.role === 'admin' ? <RunningConfig /> : <p class="muted">The running configuration is shown to admin keys only.</p>}
     </>
   );

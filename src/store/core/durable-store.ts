@@ -4,6 +4,8 @@
  * milliseconds and `Z` (`2025-01-31T23:59:59.999Z`); days are `YYYY-MM-DD` (UTC).
  */
 
+import type { LeaseFence, LedgerMark, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult } from './outbox-records.js';
+
 /** Where the store lives: `url` set → PostgreSQL; empty → the SQLite file at `path`. */
 export interface DatabaseSettings {
   url: string;
@@ -264,6 +266,31 @@ export interface LedgerPage {
   lastId: string | null;
 }
 
+export type * from './outbox-records.js';
+
+/** The outbox's table, its lease and the export cursors (SPEC 24). */
+export interface OutboxStore {
+  insertDeliveries(rows: readonly OutboxInsert[]): Promise<number>;
+  /** Takes or renews a lease; false while another owner holds it unexpired. */
+  takeLease(name: string, owner: string, now: string, until: string): Promise<boolean>;
+  releaseLease(name: string, owner: string): Promise<void>;
+  dueDeliveries(now: string, limit: number): Promise<OutboxDelivery[]>;
+  recordResult(id: string, result: OutboxResult): Promise<void>;
+  listDeliveries(filter: OutboxFilter): Promise<OutboxDelivery[]>;
+  getDelivery(id: string): Promise<OutboxDelivery | undefined>;
+  pendingCounts(): Promise<Map<string, number>>;
+  /** Retention: deletes delivered and dead deliveries last changed before `before`; answers how many. */
+  deleteFinishedBefore(before: string): Promise<number>;
+  exportCursor(sink: string): Promise<LedgerMark | null>;
+  /**
+   * Advances the cursor to the row `mark.id` and records the batch delivered, in one transaction.
+   * With `fence`, only while that lease is still this owner's (the lease row is locked meanwhile):
+   * false, and nothing written, when another instance has taken it over.
+   */
+  commitExport(sink: string, mark: LedgerMark, delivery: OutboxInsert, result: OutboxResult, fence?: LeaseFence): Promise<boolean>;
+  ledgerAfter(mark: LedgerMark | null, before: string, limit: number): Promise<LedgerRow[]>;
+}
+
 /**
  * A key or resource was written (by any instance; `resourceKind` is set for resources), or
  * `resync`: the feed may have missed changes, reload everything.
@@ -361,6 +388,9 @@ export interface DurableStore {
   pageLedger(query: LedgerPageQuery): Promise<LedgerPage>;
   /** Deletes rows older than `instant` (retention); answers how many. */
   deleteLedgerBefore(instant: string): Promise<number>;
+
+  /** The notification outbox (SPEC 24). */
+  readonly outbox: OutboxStore;
 
   /** Calls `listener` after each committed key/resource write; answers the unsubscribe function. */
   onChange(listener: StoreChangeListener): () => void;

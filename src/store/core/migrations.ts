@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from './dialect.js';
+import { postgresDialect, type ColumnTypes } from './dialect.js';
 import type { Database } from './schema.js';
 
 /**
@@ -277,6 +277,51 @@ async function addLedgerModelRouting(db: Kysely<Database>, c: ColumnTypes): Prom
 }
 
 /**
+ * Version 9 (SPEC 24): the notification outbox (a row per event and sink, keyed so a second
+ * publish inserts nothing), the deliverer's lease, and each export sink's ledger cursor.
+ */
+async function addOutbox(db: Kysely<Database>, c: ColumnTypes): Promise<void> {
+  await db.schema
+    .createTable('outbox')
+    .addColumn('id', c.text, (col) => col.primaryKey())
+    .addColumn('sink', c.text, (col) => col.notNull())
+    .addColumn('event_id', c.text, (col) => col.notNull())
+    .addColumn('type', c.text, (col) => col.notNull())
+    .addColumn('team', c.text)
+    .addColumn('payload', c.json, (col) => col.notNull())
+    .addColumn('state', c.text, (col) => col.notNull())
+    .addColumn('attempts', c.integer, (col) => col.notNull())
+    .addColumn('next_at', c.timestamp, (col) => col.notNull())
+    .addColumn('created_at', c.timestamp, (col) => col.notNull())
+    .addColumn('updated_at', c.timestamp, (col) => col.notNull())
+    .addColumn('last_status', c.integer)
+    .addColumn('last_error', c.text)
+    .execute();
+  await db.schema.createIndex('outbox_due').on('outbox').columns(['state', 'next_at']).execute();
+  await db.schema.createIndex('outbox_listing').on('outbox').columns(['created_at', 'id']).execute();
+  await db.schema
+    .createTable('outbox_lease')
+    .addColumn('name', c.text, (col) => col.primaryKey())
+    .addColumn('owner', c.text, (col) => col.notNull())
+    .addColumn('expires_at', c.timestamp, (col) => col.notNull())
+    .execute();
+  await db.schema
+    .createTable('outbox_cursors')
+    .addColumn('sink', c.text, (col) => col.primaryKey())
+    .addColumn('after_at', c.timestamp)
+    .addColumn('after_id', c.text)
+    .addColumn('updated_at', c.timestamp, (col) => col.notNull())
+    .execute();
+  // Export cursors follow the order rows were written (export-queries.ts): SQLite's rowid is that
+  // order already; PostgreSQL stamps each row with its transaction's start, by the database's clock
+  // (to the millisecond, as the cursor holds it).
+  if (c === postgresDialect.columns) {
+    await sql`alter table ledger add column written_at timestamptz not null default date_trunc('milliseconds', now())`.execute(db);
+    await db.schema.createIndex('ledger_written').on('ledger').columns(['written_at', 'id']).execute();
+  }
+}
+
+/**
  * Version 10 (SPEC 25): the person behind a console session signed in through the identity
  * provider (JSON: sub, email, name, role, team; null for a key's session), and the email of an
  * audit entry's actor. Only adds nullable columns, so it applies in any order with other branches' steps.
@@ -331,6 +376,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     description: 'requested model and fallback of each ledger row',
     up: addLedgerModelRouting,
+  },
+  {
+    version: 9,
+    description: 'notification outbox, its lease, export cursors',
+    up: addOutbox,
   },
   {
     version: 10,

@@ -140,6 +140,38 @@ export interface LedgerDailyTable {
   cost_nanos: BigCount;
 }
 
+/** Version 9 (SPEC 24): one delivery of one event (or one export batch) to one sink. */
+export interface OutboxTable {
+  id: string;
+  sink: string;
+  event_id: string;
+  type: string;
+  team: string | null;
+  payload: Json;
+  state: string;
+  attempts: number;
+  next_at: Timestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  last_status: number | null;
+  last_error: string | null;
+}
+
+/** Version 9: who delivers (one instance at a time) and until when. */
+export interface OutboxLeaseTable {
+  name: string;
+  owner: string;
+  expires_at: Timestamp;
+}
+
+/** Version 9: how far each export sink has sent the ledger (a ledger cursor; null: from the start). */
+export interface OutboxCursorsTable {
+  sink: string;
+  after_at: NullableTimestamp;
+  after_id: string | null;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
   api_keys: ApiKeysTable;
@@ -152,4 +184,7 @@ export interface Database {
   admin_key_secrets: KeySecretsTable;
   console_sessions: ConsoleSessionsTable;
   ledger_daily: LedgerDailyTable;
+  outbox: OutboxTable;
+  outbox_lease: OutboxLeaseTable;
+  outbox_cursors: OutboxCursorsTable;
 }

@@ -35,6 +35,8 @@ const WRITES: Readonly<Record<string, { url: string; body?: object }>> = {
   'POST /admin/admin-keys/:id/rotate': { url: '/admin/admin-keys/ops/rotate', body: {} },
   'PUT /admin/resources/:kind/:id': { url: '/admin/resources/model/m1', body: { team: 'team-b', project: 'p' } },
   'DELETE /admin/resources/:kind/:id': { url: '/admin/resources/model/m1' },
+  'POST /admin/notifications/test': { url: '/admin/notifications/test' },
+  'POST /admin/notifications/:id/retry': { url: '/admin/notifications/none-such/retry' },
   'POST /admin/config/reload': { url: '/admin/config/reload' },
 };
 const WRITE_ROUTES = ADMIN_ROUTES.filter((route) => route.write !== null).map((route) => `${route.method} ${route.path}`);

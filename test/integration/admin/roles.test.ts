@@ -42,6 +42,9 @@ const CASES: ReadonlyArray<{ route: string; url: string; body?: object; admin: n
   { route: 'DELETE /admin/resources/:kind/:id', url: '/admin/resources/model/m1', admin: 204, viewer: 403, 'team-admin': 403 },
   { route: 'GET /admin/models', url: '/admin/models', admin: 200, viewer: 200, 'team-admin': 200 },
   { route: 'GET /admin/overview', url: '/admin/overview', admin: 200, viewer: 200, 'team-admin': 200 },
+  { route: 'GET /admin/notifications', url: '/admin/notifications', admin: 200, viewer: 200, 'team-admin': 200 },
+  { route: 'POST /admin/notifications/test', url: '/admin/notifications/test', admin: 202, viewer: 403, 'team-admin': 403 },
+  { route: 'POST /admin/notifications/:id/retry', url: '/admin/notifications/nope/retry', admin: 404, viewer: 403, 'team-admin': 404 },
   { route: 'GET /admin/config', url: '/admin/config', admin: 200, viewer: 200, 'team-admin': 403 },
   { route: 'POST /admin/config/reload', url: '/admin/config/reload', admin: 400, viewer: 403, 'team-admin': 403 },
 ];

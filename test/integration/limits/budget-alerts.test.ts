@@ -61,7 +61,7 @@ describe.each(STORES)('budget alerts in the %s store (%i instances)', (store, co
     const sink = { publish: (event: NotificationEvent) => void published.push(event) };
     // Every instance of one test shares one key prefix: the same counters in Redis.
     const config = limitsConfig({ onStoreError: 'closed', ...settings, ...storeSettings(store), keyPrefix: `alerts${++prefixSeq}:` });
-    const withThresholds = thresholds ? { ...config, notifications: { thresholds } } : config;
+    const withThresholds = thresholds ? { ...config, notifications: { ...config.notifications, thresholds } } : config;
     limiters = Array.from({ length: count }, () => buildLimiter(withThresholds, recordEvents(), undefined, sink));
     for (const l of limiters) await vi.waitFor(() => expect(l.storeConnected()).toBe(true), { timeout: 5000 });
     return limiters;
@@ -156,10 +156,10 @@ describe.each(STORES)('budget alerts in the %s store (%i instances)', (store, co
     const [limiter] = await start();
     const ciBot = keyPrincipal('ci-bot', { tokensPerDay: 100 });
     const config = limitsConfig({ onStoreError: 'closed', ...storeSettings(store), keyPrefix: `alerts${prefixSeq}:` });
-    limiter!.configure({ ...config, notifications: { thresholds: [0.25] } });
+    limiter!.configure({ ...config, notifications: { ...config.notifications, thresholds: [0.25] } });
     await limiter!.admit(request(ciBot, 'team-a/prod', 30));
     expect(published.map((e) => [e.type, e.data['threshold'], e.data['spent']])).toEqual([['budget.threshold', 0.25, 30]]);
-    limiter!.configure({ ...config, notifications: { thresholds: [] } });
+    limiter!.configure({ ...config, notifications: { ...config.notifications, thresholds: [] } });
     await limiter!.admit(request(ciBot, 'team-a/prod', 70));
     expect(published.length).toBe(1);
   });

@@ -33,6 +33,9 @@ describe('ADMIN_ROUTES', () => {
       ['/admin/resources/:kind/:id', 'PUT, DELETE'],
       ['/admin/models', 'GET'],
       ['/admin/overview', 'GET'],
+      ['/admin/notifications', 'GET'],
+      ['/admin/notifications/test', 'POST'],
+      ['/admin/notifications/:id/retry', 'POST'],
       ['/admin/config', 'GET'],
       ['/admin/config/reload', 'POST'],
     ]);
@@ -68,6 +71,10 @@ describe('ADMIN_ROUTES', () => {
       ['DELETE /admin/resources/:kind/:id', 'all', 'none', 'none'],
       ['GET /admin/models', 'all', 'all', 'own-team'],
       ['GET /admin/overview', 'all', 'all', 'own-team'],
+      // SPEC 24: deliveries are read like usage; a test send is the admin's; a team-admin retries its team's.
+      ['GET /admin/notifications', 'all', 'all', 'own-team'],
+      ['POST /admin/notifications/test', 'all', 'none', 'none'],
+      ['POST /admin/notifications/:id/retry', 'all', 'none', 'own-team'],
       // The running configuration is not team data; a viewer reads every GET (SPEC 16).
       ['GET /admin/config', 'all', 'all', 'none'],
       ['POST /admin/config/reload', 'all', 'none', 'none'],

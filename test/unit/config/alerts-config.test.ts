@@ -23,8 +23,8 @@ describe('alerts config (SPEC 24): soft budgets and notification thresholds', ()
 
   it.each([
     ['rateLimits: {projects: {"team-a/*": {costPerMonth: 10, soft: "yes"}}}', 'config: rateLimits.projects.team-a/*.soft: Invalid input: expected boolean, received string'],
-    ['notifications: {thresholds: [0]}', 'config: notifications.thresholds[0]: must be above 0'],
-    ['notifications: {thresholds: [0.8, 1.5]}', 'config: notifications.thresholds[1]: must be at most 1'],
+    ['notifications: {thresholds: [0]}', 'config: notifications.thresholds[0]: must be in (0, 1]'],
+    ['notifications: {thresholds: [0.8, 1.5]}', 'config: notifications.thresholds[1]: must be in (0, 1]'],
     ['notifications: {thresholds: [0.8, 0.8]}', 'config: notifications.thresholds: must not repeat a threshold'],
   ])('refuses %s naming the key path', (yaml, message) => {
     expect(() => parseConfig(`${minimal}${yaml}\n`, {})).toThrow(new ConfigError(message));

@@ -23,13 +23,6 @@ const KNOWN_FILE_CIRCLES: readonly string[] = [];
  * (it moves to bench/console/ together with that page).
  */
 const KNOWN_BELOW_INDEX: readonly string[] = [
-  // The outbox's event contract (SPEC 24) is on main as outbox/event.ts alone: these go through
-  // outbox/index.ts once the outbox (branch outbox) adds it.
-  'app.ts -> outbox/event.ts',
-  'keys/key-expiry.ts -> outbox/event.ts',
-  'limits/alerts.ts -> outbox/event.ts',
-  'limits/index.ts -> outbox/event.ts',
-  'limits/limiter.ts -> outbox/event.ts',
   'validation/chat-facts.ts -> metering/force-stream-usage.ts',
 ];
 const KNOWN_BENCH_FROM_TESTS: readonly string[] = [

@@ -1,0 +1,68 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpuPerRequest, findRow, ratiosByRound, requestsPerSec, roundDifference, roundRatio } from '../load-runs/figures.js';
+import { log } from '../processes/log.js';
+import { measureRounds, warmUp, type Target } from '../load-runs/measure.js';
+import { ratio, signedMicros, versusProxyTable } from '../load-runs/report.js';
+import type { Settings } from '../load-runs/settings.js';
+import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
+
+/**
+ * `--export`: what the usage export (SPEC 24) costs the hot path. Two fresh gateway-redis
+ * processes, the same but for a `notifications.export` sink (a CloudEvents receiver on loopback
+ * in this process, answering 200), measured with the bare proxy in interleaved rounds. The export
+ * reads the ledger behind a cursor on a timer, so the request path should not see it.
+ */
+
+/** The issue's bound: export on within 5% of off in requests/s. */
+const EXPORT_MAX_COST = 0.05;
+
+const ON = 'gateway-redis, export on';
+const OFF = 'gateway-redis';
+
+/** Counts the CloudEvents it is sent (array length of each batch), answering 200. */
+async function startSink(): Promise<{ url: string; events: () => number; close: () => void }> {
+  let events = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      events += (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown[]).length;
+      res.writeHead(200).end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/events`, events: () => events, close: () => server.close() };
+}
+
+function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string {
+  const on = findRow(rows, ON);
+  if (!on || !findRow(rows, OFF)) return `(no ${ON} or ${OFF} row)`;
+  const requests = roundRatio(rows, on, OFF, requestsPerSec);
+  const cost = 1 - requests;
+  return [
+    `| req/s on ÷ off | req/s on ÷ off per round | export cost (1 − on ÷ off) | CPU µs/req on − off | CPU µs/req on ÷ off | cost < ${EXPORT_MAX_COST * 100}% of req/s |`,
+    '|--:|--:|--:|--:|--:|:-:|',
+    `| ${ratio(requests)} | ${ratiosByRound(rows, on, OFF, requestsPerSec).map((value) => value.toFixed(2)).join(' / ')} | ${(cost * 100).toFixed(1)}% | ` +
+      `${signedMicros(roundDifference(rows, on, OFF, cpuPerRequest))} | ${ratio(roundRatio(rows, on, OFF, cpuPerRequest))} | ${cost < EXPORT_MAX_COST ? '✓' : '✗'} |`,
+  ].join('\n');
+}
+
+/** `proxy`: the main run's bare proxy, already warm. */
+export async function measureExportCost(stack: Stack, proxy: Target, settings: Settings): Promise<string> {
+  const sink = await startSink();
+  const pair = [await startGatewayTarget(stack, 'redis', { name: ON, exportUrl: sink.url }), await startGatewayTarget(stack, 'redis', { name: OFF })];
+  log(`export cost: ${[proxy, ...pair].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
+  await warmUp(pair, { connections: settings.connections, durationSec: settings.warmup });
+  const rows = await measureRounds([proxy, ...pair], settings);
+  for (const target of pair) await target.process?.stop();
+  sink.close();
+  return [
+    `${ON} and ${OFF}: two fresh gateway-redis processes, the same but for a \`notifications.export\` sink on loopback (batch 500, every ledger row sent; the sink received ${sink.events()} events).`,
+    versusProxyTable(rows),
+    'Export on vs off (each ratio taken within a round, then the median over rounds):',
+    onVersusOffTable(rows),
+  ].join('\n\n');
+}

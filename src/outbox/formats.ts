@@ -1,0 +1,55 @@
+import { createHmac } from 'node:crypto';
+import { CloudEvent } from 'cloudevents';
+import type { ExportConfig, WebhookConfig } from '../config/index.js';
+import { ledgerRowView } from '../metering/index.js';
+import type { LedgerRow } from '../store/index.js';
+import type { NotificationEvent } from './event.js';
+import type { Outgoing } from './send.js';
+
+/** The CloudEvents type of a usage record (SPEC 24). */
+export const USAGE_EVENT_TYPE = 'io.tollgate.usage.v1';
+export const CLOUDEVENTS_BATCH = 'application/cloudevents-batch+json';
+
+/** `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (SPEC 24): what a receiver checks with the shared secret. */
+export function signature(secret: string, body: string, unixSeconds: number): string {
+  const mac = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
+  return `t=${unixSeconds},v1=${mac}`;
+}
+
+/** A sentence for a chat channel, from the event's own fields. */
+export function slackText(event: NotificationEvent): string {
+  const data = event.data;
+  const scope = typeof data.scope === 'string' ? ` ${data.scope}` : '';
+  const fraction = typeof data.fraction === 'number' ? ` at ${Math.round(data.fraction * 100)}%` : '';
+  return `Tollgate ${event.type}${scope}${fraction}: ${JSON.stringify(data)}`;
+}
+
+/** The request a webhook gets for one event; signed (json with a secret) at the moment it is sent. */
+export function webhookRequest(sink: WebhookConfig, event: NotificationEvent, nowMs: number): Outgoing {
+  const url = new URL(sink.url);
+  if (sink.format === 'slack') return { url, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: slackText(event) }) };
+  const body = JSON.stringify({ id: event.id, type: event.type, time: event.time, data: event.data });
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (sink.secret !== undefined) headers['x-tollgate-signature'] = signature(sink.secret, body, Math.floor(nowMs / 1000));
+  return { url, headers, body };
+}
+
+/** One ledger row as a CloudEvent: id the row's, subject `<team>/<project>`, data the row as /admin/usage/requests shows it. */
+export function usageEvent(row: LedgerRow, source: string): CloudEvent<Record<string, unknown>> {
+  return new CloudEvent({
+    specversion: '1.0',
+    type: USAGE_EVENT_TYPE,
+    source,
+    id: row.id,
+    subject: `${row.team}/${row.project}`,
+    time: row.at,
+    datacontenttype: 'application/json',
+    data: ledgerRowView(row),
+  });
+}
+
+/** A batch of ledger rows in OpenMeter's ingest shape: a JSON array of structured CloudEvents. */
+export function exportRequest(sink: ExportConfig, rows: readonly LedgerRow[], source: string): Outgoing {
+  const body = JSON.stringify(rows.map((row) => usageEvent(row, source).toJSON()));
+  return { url: new URL(sink.url), headers: { ...sink.headers, 'content-type': CLOUDEVENTS_BATCH }, body };
+}
