@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
@@ -94,6 +95,8 @@ describe('server.workers: 2 — a worker killed with -9 mid-load', { timeout: 12
       db.close();
       const lost = answered.filter((marker) => !stored.has(marker));
       expect({ answered: answered.length, lost }).toEqual({ answered: answered.length, lost: [] });
+      // Drained: every journal segment was written and deleted.
+      expect(readdirSync(path.replace(/config\.yaml$/, 'tollgate.db.ledger-journal'))).toEqual([]);
     } finally {
       proc.kill('SIGKILL');
       await proc.exited();
