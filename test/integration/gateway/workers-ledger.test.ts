@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { startTrainingService, type FakeUpstream } from '../../fixtures/training
 import { ADMIN_ENTRIES, KEY_ENTRIES, KEYS, bearer } from '../../helpers/keys.js';
 import { freePort } from '../../helpers/ports.js';
 import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
+import { openHeldChat } from '../../helpers/raw-http.js';
 import { REPLY_SILENCE_MS, startRedis, type TestRedis } from '../../helpers/redis.js';
 
 /** One chat on a connection of its own (the primary hands connections to the workers in turn); its status, or 0 when the connection broke. */
@@ -28,10 +29,13 @@ function chat(port: number, marker: string): Promise<number> {
   });
 }
 
-/** Resolves once the primary has logged a third worker ready: the victim's replacement. */
-async function readyAgain(proc: GatewayProcess): Promise<void> {
-  while (proc.output().split('"msg":"worker ready"').length - 1 < 3) await once(proc.child.stdout!, 'data');
+/** Resolves once `needle` has been printed `times` times in all. */
+async function printed(proc: GatewayProcess, needle: string, times: number): Promise<void> {
+  while (proc.output().split(needle).length - 1 < times) await once(proc.child.stdout!, 'data');
 }
+
+/** Resolves once the primary has logged a third worker ready: the victim's replacement. */
+const readyAgain = (proc: GatewayProcess): Promise<void> => printed(proc, '"msg":"worker ready"', 3);
 
 const yaml = `
 server: { host: 127.0.0.1, port: 8080, shutdownGraceMs: 5000, workers: 2 }
@@ -44,7 +48,7 @@ auth:
   admin: { keys: ${JSON.stringify(ADMIN_ENTRIES)} }
 `;
 
-describe('server.workers: 2 — a worker killed with -9 mid-load', { timeout: 120_000 }, () => {
+describe('server.workers: 2 — workers killed with -9 mid-load', { timeout: 120_000 }, () => {
   let redis: TestRedis;
   let service: FakeUpstream;
   let inference: FakeUpstream;
@@ -97,6 +101,34 @@ describe('server.workers: 2 — a worker killed with -9 mid-load', { timeout: 12
       expect({ answered: answered.length, lost }).toEqual({ answered: answered.length, lost: [] });
       // Drained: every journal segment was written and deleted.
       expect(readdirSync(path.replace(/config\.yaml$/, 'tollgate.db.ledger-journal'))).toEqual([]);
+    } finally {
+      proc.kill('SIGKILL');
+      await proc.exited();
+    }
+  });
+
+  it('never sends a chat POST twice: the workers die with it mid-request, their replacements do not resend it', async () => {
+    const port = await freePort();
+    const proc = startGatewayProcess({ TOLLGATE_CONFIG: writeTempConfig(yaml), PORT: String(port), REDIS_URL: redis.url, SERVICE_URL: service.url, INFERENCE_URL: inference.url });
+    try {
+      await proc.waitFor('"msg":"workers listening"');
+      const listening = proc.output().split('\n').find((l) => l.includes('"msg":"workers listening"'))!;
+      const pids = (JSON.parse(listening) as { pids: number[] }).pids;
+      // Each arrival at the upstream, by the marker the client sent, taken when the headers arrive.
+      const arrived: string[] = [];
+      const onRequest = (req: IncomingMessage): void => void arrived.push(String(req.headers['x-request-id']));
+      service.server.on('request', onRequest);
+      const marker = `mid-${randomUUID()}`;
+      const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      const { res } = await openHeldChat(port, { authorization: bearer(KEYS.teamB), 'x-request-id': marker }, body, service);
+      // The chat is at the upstream, its first event relayed: whichever worker holds it dies with the other.
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      await new Promise<void>((resolve) => res.on('close', resolve));
+      expect(res.complete).toBe(false);
+      await printed(proc, '"msg":"worker ready"', 4);
+      expect(await chat(port, `after-${marker}`)).toBe(200);
+      service.server.off('request', onRequest);
+      expect(arrived.filter((id) => id === marker)).toEqual([marker]);
     } finally {
       proc.kill('SIGKILL');
       await proc.exited();
