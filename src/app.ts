@@ -63,6 +63,8 @@ export interface GatewayOptions {
   readonly exposition?: MetricsOptions['exposition'];
   /** Cluster workers: the others on the same SQLite file. */
   readonly sqliteSiblings?: SiblingChannel;
+  /** Cluster workers: the path prefix of this worker's ledger journal (rows survive the worker's kill -9). */
+  readonly ledgerJournal?: string;
   /** Cluster workers: POST /admin/config/reload applied the file here; the other workers reload too. */
   readonly onAdminReload?: () => void;
   /** Where the console's build is (default dist/console/ of the repository); without a build no console is served. */
@@ -120,7 +122,7 @@ function createDurableParts(config: Config, logger: Logger, metrics: Metrics, pa
   parts.add('ownership registry', NO_SLICE, { close: (deadline) => ownership.close(deadline) });
   const trail = new AuditTrail(handle, logger, onDatabaseError);
   parts.add('audit trail', NO_SLICE, { close: (deadline) => trail.close(deadline) });
-  const ledger = createLedger(handle, config.metering.ledger, logger, metrics, parts);
+  const ledger = createLedger(handle, config.metering.ledger, logger, metrics, parts, options.ledgerJournal);
   const outbox = createOutbox(config, handle, logger, metrics, parts);
   return { runtimeKeys, runtimeAdmins, handle, keySync, teamSync, adminKeySync, ownership, trail, ledger, outbox };
 }
@@ -143,7 +145,7 @@ function createOutbox(config: Config, handle: StoreHandle, logger: Logger, metri
 }
 
 /** The usage ledger: its settings (on/off, retention, buffer) follow reloads. */
-function createLedger(handle: StoreHandle, initial: Config['metering']['ledger'], logger: Logger, metrics: Metrics, parts: PartList): Ledger {
+function createLedger(handle: StoreHandle, initial: Config['metering']['ledger'], logger: Logger, metrics: Metrics, parts: PartList, journal?: string): Ledger {
   let settings = initial;
   const ledger = new Ledger(handle, {
     enabled: () => settings.enabled,
@@ -155,6 +157,7 @@ function createLedger(handle: StoreHandle, initial: Config['metering']['ledger']
       logger.error({ rowId: row.id, requestId: row.requestId, team: row.team, project: row.project, reason }, `usage ledger row dropped: ${why}`);
     },
     onDatabaseError: () => metrics.recordDatabaseError(),
+    ...(journal === undefined ? {} : { journal, onJournalError: (err: unknown) => logger.error({ err: (err as Error).message, journal }, 'usage ledger journal failed') }),
   });
   const part: Part<Config['metering']['ledger']> = {
     reconfigure: (next) => {

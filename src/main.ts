@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { createGateway } from './app.js';
-import { joinPrimary, startPrimary, workerCount } from './cluster/index.js';
+import { joinPrimary, ledgerJournalDir, startPrimary, workerCount } from './cluster/index.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { createLogger } from './observability/index.js';
 import { boundPort, closeListeners, openListeners } from './server.js';
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const configPath = process.env.TOLLGATE_CONFIG ?? 'config/default.yaml';
   const config = await orExit(configPath, () => loadConfig(configPath));
   const workers = await orExit(configPath, () => workerCount(config));
-  if (cluster.isPrimary && workers > 1) return startPrimary({ workers, logger: createLogger(config.logging.level) });
+  if (cluster.isPrimary && workers > 1) return startPrimary({ workers, logger: createLogger(config.logging.level), journalDir: ledgerJournalDir(config) });
   const link = cluster.isWorker ? joinPrimary(config) : undefined;
   const gateway = await orExit(configPath, () => createGateway(config, { configPath, ...link?.options }));
   const { logger } = gateway;

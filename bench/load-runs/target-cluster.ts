@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import cluster, { type Worker } from 'node:cluster';
 import { announcePort, exitWithParent, isListeningMessage } from '../processes/child-lifecycle.js';
 import { answerStatsRequests, ownStats, queryStats, sumStats } from '../processes/process-stats.js';
@@ -26,7 +29,9 @@ function stopWorkers(workers: readonly Worker[]): Promise<void> {
 }
 
 export function runClusterPrimary(workerCount: number): void {
-  const workers = Array.from({ length: workerCount }, () => cluster.fork());
+  // Each worker journals its ledger rows as under `server.workers` (src/cluster/primary.ts), so the journal's cost is in the figures.
+  const journalDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-journal-'));
+  const workers = Array.from({ length: workerCount }, (_, slot) => cluster.fork({ TOLLGATE_LEDGER_JOURNAL: join(journalDir, `worker-${slot}`) }));
   let stopping = false;
   let listening = 0;
   for (const worker of workers) {

@@ -123,7 +123,8 @@ async function startGateway(): Promise<Started> {
   const logger = createLogger(config.logging.level, pino.destination({ dest: '/dev/null', sync: false }));
   let published = 0;
   const events = alerts ? { publish: () => void (published += 1) } : undefined;
-  const gateway = await createGateway(config, { logger, ...(events ? { events } : {}) });
+  const journal = process.env.TOLLGATE_LEDGER_JOURNAL;
+  const gateway = await createGateway(config, { logger, ...(events ? { events } : {}), ...(journal ? { ledgerJournal: journal } : {}) });
   return {
     server: createGatewayServer(config, gateway.handleRequest, gateway.connectionEvents),
     async close() {

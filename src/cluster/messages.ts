@@ -28,3 +28,6 @@ export type PrimaryMessage =
 export function isOurs<M extends { tollgate: string }>(message: unknown): message is M {
   return typeof message === 'object' && message !== null && typeof (message as { tollgate?: unknown }).tollgate === 'string';
 }
+
+/** The environment variable that tells a worker its ledger journal's path prefix. */
+export const LEDGER_JOURNAL_ENV = 'TOLLGATE_LEDGER_JOURNAL';

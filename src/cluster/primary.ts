@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
+import { join } from 'node:path';
 import type { Logger } from '../observability/index.js';
-import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
+import { LEDGER_JOURNAL_ENV, isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
 import { Scrapes } from './scrapes.js';
 
 /** A worker that lived this long was not crash-looping: the next replacement starts at once. */
@@ -17,6 +18,8 @@ export function replacementDelayMs(youngDeaths: number): number {
 export interface PrimaryOptions {
   readonly workers: number;
   readonly logger: Logger;
+  /** Where each worker journals its ledger rows, one journal per worker slot (see ledgerJournalDir). */
+  readonly journalDir: string;
 }
 
 /**
@@ -32,12 +35,14 @@ export function startPrimary(options: PrimaryOptions): void {
   process.on('SIGTERM', () => primary.stop('SIGTERM'));
   process.on('SIGINT', () => primary.stop('SIGINT'));
   cluster.on('exit', (worker, code, signal) => primary.exited(worker, code, signal));
-  for (let i = 0; i < options.workers; i += 1) primary.fork();
+  for (let slot = 0; slot < options.workers; slot += 1) primary.fork(slot);
 }
 
 class Primary {
   private readonly ready = new Set<Worker>();
   private readonly bornAt = new Map<Worker, number>();
+  /** Each worker's slot: its replacement takes the same one, and with it the dead worker's ledger journal. */
+  private readonly slots = new Map<Worker, number>();
   private readonly scrapes = new Scrapes(() => this.ready, send);
   private started = false;
   private stopping = false;
@@ -46,9 +51,10 @@ class Primary {
 
   constructor(private readonly options: PrimaryOptions) {}
 
-  fork(): void {
-    const worker = cluster.fork();
+  fork(slot: number): void {
+    const worker = cluster.fork({ [LEDGER_JOURNAL_ENV]: join(this.options.journalDir, `worker-${slot}`) });
     this.bornAt.set(worker, Date.now());
+    this.slots.set(worker, slot);
     worker.on('message', (message: unknown) => {
       if (isOurs<WorkerMessage>(message)) this.heard(worker, message);
     });
@@ -76,6 +82,8 @@ class Primary {
     this.scrapes.forget(worker);
     const lived = Date.now() - (this.bornAt.get(worker) ?? 0);
     this.bornAt.delete(worker);
+    const slot = this.slots.get(worker) ?? 0;
+    this.slots.delete(worker);
     if (this.stopping) {
       if (liveWorkers().length > 0) return;
       logger.info('stopped');
@@ -88,7 +96,7 @@ class Primary {
     this.youngDeaths = lived >= STEADY_LIFETIME_MS ? 0 : this.youngDeaths + 1;
     const delayMs = replacementDelayMs(this.youngDeaths);
     logger.warn({ pid: worker.process.pid, code, signal, livedMs: lived, restartInMs: delayMs }, 'worker exited: replacing it');
-    setTimeout(() => this.stopping || this.fork(), delayMs);
+    setTimeout(() => this.stopping || this.fork(slot), delayMs);
   }
 
   private heard(worker: Worker, message: WorkerMessage): void {

@@ -2,7 +2,7 @@ import type { Gateway, GatewayOptions } from '../app.js';
 import type { Config } from '../config/index.js';
 import { createLogger, seriesOf, type Logger } from '../observability/index.js';
 import type { SiblingChannel } from '../store/index.js';
-import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
+import { LEDGER_JOURNAL_ENV, isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 /** A worker's side of the cluster: what its gateway is built with, and the call that says it listens. */
 export interface WorkerLink {
@@ -53,6 +53,7 @@ export function joinPrimary(config: Pick<Config, 'logging'>): WorkerLink {
     options: {
       logger,
       sqliteSiblings,
+      ...(process.env[LEDGER_JOURNAL_ENV] ? { ledgerJournal: process.env[LEDGER_JOURNAL_ENV] } : {}),
       onAdminReload: () => tell({ tollgate: 'reloaded' }),
       exposition: (local) => {
         registry = local;

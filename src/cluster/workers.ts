@@ -1,4 +1,5 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, storeMode, type Config } from '../config/index.js';
 
 /**
@@ -15,4 +16,13 @@ export function workerCount(config: Pick<Config, 'server' | 'redis'>): number {
     );
   }
   return count;
+}
+
+/**
+ * Where the workers journal their ledger rows until the database has them: beside the SQLite
+ * file, or (PostgreSQL) in the temporary directory under the port, so that a gateway started again
+ * on the same file or port writes what the last one left.
+ */
+export function ledgerJournalDir(config: Pick<Config, 'server' | 'database'>): string {
+  return config.database.url === '' ? `${config.database.path}.ledger-journal` : join(tmpdir(), `tollgate-ledger-journal-${config.server.port}`);
 }

@@ -1,5 +1,6 @@
 import { DAY_MS } from '../calendar.js';
 import { BatchWriter, isRecordRefused, type DropReason, type LedgerRow, type StoreHandle } from '../store/index.js';
+import { LedgerJournal } from './ledger-journal.js';
 import { newLedgerRowId } from './ledger-row-id.js';
 
 /** What a request hands the ledger: a row without its id, which the ledger makes. */
@@ -31,6 +32,10 @@ export interface LedgerOptions {
   /** A row given up: the buffer was full, the ledger closed with it unwritten, or the database refused it (`cause`). */
   readonly onDropped: (row: LedgerRow, reason: DropReason, cause?: unknown) => void;
   readonly onDatabaseError: (err: unknown) => void;
+  /** Cluster workers: the path prefix of this worker's journal (LedgerJournal), which its replacement reads back. */
+  readonly journal?: string;
+  /** The journal could not be written, read or deleted (the row still goes to the database through the buffer). */
+  readonly onJournalError?: (err: unknown) => void;
 }
 
 /**
@@ -43,18 +48,23 @@ export interface LedgerOptions {
 export class Ledger {
   private readonly writer: BatchWriter<LedgerRow>;
   private readonly retention: NodeJS.Timeout;
+  private readonly journal: LedgerJournal | undefined;
 
   constructor(
     private readonly handle: StoreHandle,
     private readonly options: LedgerOptions,
   ) {
+    this.journal = options.journal === undefined ? undefined : this.guarded(() => new LedgerJournal(options.journal!));
+    const journal = this.journal;
     this.writer = new BatchWriter<LedgerRow>({
       write: (batch) => handle.require().insertLedgerRows(batch),
       ...(options.maxBuffered === undefined ? {} : { maxBuffered: options.maxBuffered }),
       onDropped: options.onDropped,
       onWriteError: options.onDatabaseError,
       refused: isRecordRefused,
+      ...(journal ? { checkpoints: { seal: () => this.guarded(() => journal.seal()) ?? -1, release: (mark) => this.guarded(() => journal.release(mark)) } } : {}),
     });
+    for (const row of this.guarded(() => journal?.leftOver()) ?? []) this.writer.add(row);
     this.retention = setInterval(() => void this.deleteExpired(), DAY_MS);
     this.retention.unref();
   }
@@ -62,7 +72,9 @@ export class Ledger {
   /** Adds the row of one request (unless the ledger is turned off); never blocks, never throws. */
   record(entry: LedgerEntry): void {
     if (!this.options.enabled()) return;
-    this.writer.add({ ...entry, model: storableText(entry.model, LEDGER_TEXT_MAX_CHARS), keyId: storableText(entry.keyId, LEDGER_TEXT_MAX_CHARS), id: newLedgerRowId() });
+    const row = { ...entry, model: storableText(entry.model, LEDGER_TEXT_MAX_CHARS), keyId: storableText(entry.keyId, LEDGER_TEXT_MAX_CHARS), id: newLedgerRowId() };
+    if (this.journal) this.guarded(() => this.journal!.append(row));
+    this.writer.add(row);
   }
 
   /** Rows not written yet (buffered while the database is away). */
@@ -78,7 +90,21 @@ export class Ledger {
   /** A last flush until `deadline`; what is still unwritten then is dropped (and reported). */
   async close(deadline: number): Promise<void> {
     clearInterval(this.retention);
+    await this.writer.flush(deadline);
+    const written = this.writer.pending === 0;
     await this.writer.close(deadline);
+    // Rows still unwritten stay journaled: the next process on this journal writes them.
+    this.guarded(() => this.journal?.close(written));
+  }
+
+  /** Runs a journal operation; a failure is reported, never thrown onto the request path. */
+  private guarded<R>(operation: () => R): R | undefined {
+    try {
+      return operation();
+    } catch (err) {
+      this.options.onJournalError?.(err);
+      return undefined;
+    }
   }
 
   /** Deletes rows older than the retention; answers how many (0 while the database is away). */

@@ -22,6 +22,14 @@ export interface BatchWriterOptions<T> {
   readonly refused?: (err: unknown) => boolean;
   /** A write failed (it will be retried). */
   readonly onWriteError: (err: unknown) => void;
+  /** A journal of the records added: sealed when a write takes every buffered record, released once that write committed. */
+  readonly checkpoints?: Checkpoints;
+}
+
+/** Where records added so far are marked (`seal`), and the marks whose records are all written (`release`). */
+export interface Checkpoints {
+  seal(): number;
+  release(mark: number): void;
 }
 
 export type DropReason = 'buffer_full' | 'closed' | 'refused';
@@ -96,9 +104,11 @@ export class BatchWriter<T> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.buffer.splice(0, this.maxBatch);
+    const mark = this.buffer.length === 0 ? this.options.checkpoints?.seal() : undefined;
     this.writing = this.writeBatch(batch).then((unwritten) => {
       if (unwritten.length === 0) {
         this.failures = 0;
+        if (mark !== undefined) this.options.checkpoints?.release(mark);
         return;
       }
       this.failures += 1;

@@ -4,7 +4,7 @@ export { DatabaseUnavailableError, InvalidCursorError, isRecordRefused, KeyIdTak
 export type { StoreLogger } from './core/logger.js';
 export type { SiblingChannel } from './core/change-feed.js';
 export { StoreHandle, type StoreHandleOptions } from './handle.js';
-export { BatchWriter, type BatchWriterOptions, type DropReason } from './batch-writer.js';
+export { BatchWriter, type BatchWriterOptions, type Checkpoints, type DropReason } from './batch-writer.js';
 export { StoreMirror, type StoreMirrorOptions } from './store-mirror.js';
 export { silentLogger } from './core/logger.js';
 export { postgresDialect, sqliteDialect } from './core/dialect.js';

@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DAY_MS } from '../../../src/calendar.js';
 import { Ledger, type LedgerEntry } from '../../../src/metering/index.js';
@@ -81,5 +83,29 @@ describe('Ledger', () => {
     ledger.record(entry('last', NOW));
     await ledger.close(Date.now() + 5_000);
     expect(await requestIds('2026-06-15', '2026-06-15')).toEqual(['last']);
+  });
+
+  it('journals each row before it is written: a later ledger on the same journal writes what an earlier one never could, once', async () => {
+    const journal = `${tempDatabasePath()}.ledger-journal/worker-0`;
+    // The first ledger's database never opens (as a worker killed before its batch reached it).
+    const away = new StoreHandle({ url: '', path: tempDatabasePath() }, { logger: silentLogger });
+    const first = new Ledger(away, { enabled: () => true, retentionDays: () => 30, journal, onDropped: () => {}, onDatabaseError: () => {}, onJournalError: (err) => expect.fail(String(err)) });
+    for (const id of ['j-1', 'j-2', 'j-3']) first.record(entry(id, NOW));
+    expect(first.pending).toBe(3);
+    await first.close(Date.now());
+    expect(readdirSync(dirname(journal))).toEqual(['worker-0.1.jsonl']);
+
+    handle = new StoreHandle({ url: '', path: tempDatabasePath() }, { logger: silentLogger });
+    expect(await handle.open()).toBe(true);
+    ledger = new Ledger(handle, { enabled: () => true, retentionDays: () => 30, journal, onDropped: (row) => expect.fail(`row ${row.requestId} dropped`), onDatabaseError: (err) => expect.fail(String(err)), onJournalError: (err) => expect.fail(String(err)) });
+    ledger.record(entry('j-4', NOW));
+    await ledger.flush();
+    const rows = (await handle.require().pageLedger({ from: '2026-06-15', to: '2026-06-15', limit: 100 })).rows;
+    expect(rows.map((row) => row.requestId).sort()).toEqual(['j-1', 'j-2', 'j-3', 'j-4']);
+    // Written: the replayed segment is gone; only the open one is left, and closing deletes it.
+    expect(readdirSync(dirname(journal))).toEqual(['worker-0.3.jsonl']);
+    await ledger.close(Date.now() + 1_000);
+    ledger = undefined;
+    expect(readdirSync(dirname(journal))).toEqual([]);
   });
 });
