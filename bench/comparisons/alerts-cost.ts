@@ -7,8 +7,8 @@ import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
 
 /**
  * `--alerts`: what budget alerts (SPEC 24) cost a request that crosses no threshold. Two fresh
- * gateway-redis processes, the same but for an event sink (BENCH_ALERTS=1 in
- * bench/load-runs/target.ts); every budget of the bench key and projects is configured and never
+ * gateway-redis processes, the same but for their thresholds: on with an event sink of the bench's own
+ * (BENCH_ALERTS=1), off with none (BENCH_ALERTS=off, bench/load-runs/target.ts); every budget of the bench key and projects is configured and never
  * reached. The issue's bounds: within 5% of req/s, and no more Redis commands a request.
  */
 const ALERTS_MAX_COST = 0.05;
@@ -34,7 +34,7 @@ function withVersusWithoutTable(rows: Parameters<typeof versusProxyTable>[0]): s
 
 /** `proxy`: the main run's bare proxy, already warm. */
 export async function measureAlertsCost(stack: Stack, proxy: Target, settings: Settings): Promise<string> {
-  const pair = [await startGatewayTarget(stack, 'redis', { name: WITH, alerts: true }), await startGatewayTarget(stack, 'redis', { name: WITHOUT })];
+  const pair = [await startGatewayTarget(stack, 'redis', { name: WITH, alerts: true }), await startGatewayTarget(stack, 'redis', { name: WITHOUT, alerts: false })];
   log(`alerts: ${[proxy, ...pair].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
   await warmUp(pair, { connections: settings.connections, durationSec: settings.warmup });
   const rows = await measureRounds([proxy, ...pair], settings);

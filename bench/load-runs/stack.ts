@@ -46,7 +46,7 @@ export interface GatewayTargetOptions {
   readonly modelLists?: boolean;
   /** Model routing (SPEC 22): `routes` three routes and an alias table; `alias` the same with the bench's model an alias. */
   readonly modelRouting?: 'routes' | 'alias';
-  /** Budget alerts on: the gateway gets an event sink (`--alerts`). */
+  /** Budget alerts (`--alerts`): true, decided and counted by a sink of the bench's own; false, turned off (no thresholds); absent, the default (to the outbox). */
   readonly alerts?: boolean;
 }
 
@@ -87,7 +87,7 @@ export async function startProxyTarget(stack: Stack): Promise<Target> {
 export async function startGatewayTarget(stack: Stack, store: Store, options: GatewayTargetOptions = {}): Promise<Target> {
   const name = options.name ?? `gateway-${store}`;
   const execArgv = [...profileArgs(stack), ...(options.exposeGc ? ['--expose-gc'] : [])];
-  const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '', BENCH_TRACING_RATIO: String(options.tracingRatio ?? 1), BENCH_MODEL_LISTS: options.modelLists ? '1' : '0', BENCH_MODEL_ROUTING: options.modelRouting ?? '', BENCH_ALERTS: options.alerts ? '1' : '0', BENCH_EXPORT_URL: options.exportUrl ?? '' };
+  const env = { ...targetEnv(stack, store === 'redis' ? stack.redis.url : '', options.workers ?? 1, options.ledger, options.features), BENCH_TRACING_ENDPOINT: options.tracingEndpoint ?? '', BENCH_TRACING_RATIO: String(options.tracingRatio ?? 1), BENCH_MODEL_LISTS: options.modelLists ? '1' : '0', BENCH_MODEL_ROUTING: options.modelRouting ?? '', BENCH_ALERTS: options.alerts === undefined ? '' : options.alerts ? '1' : 'off', BENCH_EXPORT_URL: options.exportUrl ?? '' };
   const child = await startChild(name, TARGET, ['gateway'], env, execArgv);
   // A cluster primary only hands out connections: its workers serve (their profiles are unnamed).
   if (child.child.pid !== undefined) stack.processNames.set(child.child.pid, (options.workers ?? 1) > 1 ? `${name} primary` : name);

@@ -54,8 +54,9 @@ function routingConfig(): { models: Record<string, unknown> } | Record<string, n
     },
   };
 }
-/** 1: budget alerts on (`--alerts`): an event sink that counts what it is given (the budgets are never crossed). */
+/** 1: budget alerts on (`--alerts`): an event sink that counts what it is given (the budgets are never crossed); `off`: no thresholds, nothing decided. */
 const alerts = process.env.BENCH_ALERTS === '1';
+const alertsOff = process.env.BENCH_ALERTS === 'off';
 /** Set: the usage export on, to this CloudEvents sink (`--export`). */
 const exportUrl = process.env.BENCH_EXPORT_URL ?? '';
 
@@ -116,7 +117,10 @@ async function startGateway(): Promise<Started> {
       redis: { url: redisUrl, keyPrefix: 'tollgate-bench:' },
       logging: { level: all ? 'info' : 'silent' },
       ...(tracingEndpoint ? { tracing: { enabled: true, endpoint: tracingEndpoint, sampleRatio: tracingRatio } } : {}),
-      ...(exportUrl ? { notifications: { export: [{ name: 'bench-sink', url: exportUrl, batch: 500 }], delivery: { pollMs: 1000, exportSettleMs: 1000 } } } : {}),
+      notifications: {
+        ...(alertsOff ? { thresholds: [] } : {}),
+        ...(exportUrl ? { export: [{ name: 'bench-sink', url: exportUrl, batch: 500 }], delivery: { pollMs: 1000, exportSettleMs: 1000 } } : {}),
+      },
     },
     'bench',
   );
