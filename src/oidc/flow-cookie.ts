@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { cookieValue } from '../sessions/index.js';
 
 /**
  * What a sign-in carries across the redirect to the identity provider and back: the `state` the
@@ -42,11 +43,7 @@ export function openFlow(value: string | undefined, clientSecret: string, now: n
 
 /** The flow cookie's value in a Cookie header. */
 export function flowCookieOf(cookieHeader: string | undefined): string | undefined {
-  for (const pair of (cookieHeader ?? '').split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq > 0 && pair.slice(0, eq).trim() === FLOW_COOKIE) return pair.slice(eq + 1).trim();
-  }
-  return undefined;
+  return cookieValue(cookieHeader, FLOW_COOKIE);
 }
 
 /** The Set-Cookie of a flow; null clears it (a flow is used once). */

@@ -1,2 +1,2 @@
 export { ConsoleSessions, csrfMatches, SESSION_LIFETIME_SECONDS, type LiveSession, type NewSession } from './console-sessions.js';
-export { SESSION_COOKIE, sessionCookie, sessionTokenOf } from './cookie.js';
+export { cookieValue, SESSION_COOKIE, sessionCookie, sessionTokenOf } from './cookie.js';
