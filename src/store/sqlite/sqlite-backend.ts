@@ -78,13 +78,24 @@ function checkpointOffTheEventLoop(file: Sqlite.Database, path: string, interval
   });
 }
 
+/**
+ * How long opening waits for another connection's write lock while migrating: workers started
+ * together on one file migrate one after the other, and a busy machine can take longer than the
+ * request path's `timeoutMs` to migrate a fresh file — the worker that gave up then started
+ * without its store and answered admin writes 503. Start-up only (PostgreSQL's migration waits
+ * on its advisory lock the same way).
+ */
+const MIGRATION_BUSY_TIMEOUT_MS = 60_000;
+
 /** The embedded store: one file, one connection; changes are announced locally and to `siblings` (workers on the same file). */
 export async function openSqliteBackend(path: string, timeoutMs: number, logger: StoreLogger, checkpointIntervalMs = 1000, siblings?: SiblingChannel): Promise<StoreBackend> {
   const file = openFile(path, timeoutMs);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
   let appliedMigrations: number[];
   try {
+    file.pragma(`busy_timeout = ${Math.max(timeoutMs, MIGRATION_BUSY_TIMEOUT_MS)}`);
     appliedMigrations = await migrate(db, sqliteDialect);
+    file.pragma(`busy_timeout = ${timeoutMs}`);
   } catch (error) {
     await db.destroy().catch(() => undefined);
     throw sqliteFailure(error);
