@@ -17,4 +17,4 @@ export { LEDGER_TEXT_MAX_CHARS, storableText } from './ledger.js';
 export { SseEventBoundaries } from './taps/sse-boundaries.js';
 export { eventData, mayCarryUsage } from './taps/sse-event.js';
 export { NOTHING_SEEN } from './taps/tap.js';
-export { ledgerRowView } from './ledger-view.js';
+export { LEDGER_VIEW, ledgerRowView, type LedgerViewKind } from './ledger-view.js';

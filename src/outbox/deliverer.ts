@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { NotificationsConfig } from '../config/index.js';
-import type { DurableStore, LedgerRow, OutboxDelivery, StoreHandle } from '../store/index.js';
+import type { DurableStore, OutboxDelivery, StoreHandle } from '../store/index.js';
 import { resultOf } from './backoff.js';
 import type { NotificationEvent } from './event.js';
-import { exportRequest, webhookRequest } from './formats.js';
+import { ExportWorker, type ExportBatch } from './export-worker.js';
+import { exportBody, exportRequest, webhookRequest } from './formats.js';
 import { send } from './send.js';
 
 /** The one lease every instance competes for: its holder delivers. */
@@ -45,6 +46,8 @@ export class Deliverer {
   private prunedAt = 0;
   /** Per export sink: failures in a row, and when it may be tried again. */
   private readonly exportRetry = new Map<string, { failures: number; notBefore: number }>();
+  /** SQLite: builds export batches off the event loop, for the store it was opened for. */
+  private exportWorker: { store: DurableStore; worker: ExportWorker } | undefined;
 
   constructor(
     private readonly handle: StoreHandle,
@@ -75,6 +78,7 @@ export class Deliverer {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    await this.exportWorker?.worker.close();
     const store = this.handle.current;
     // Handing the lease back lets another instance take over at its next poll.
     if (this.holding && store) await store.outbox.releaseLease(LEASE, this.owner).catch(() => undefined);
@@ -153,21 +157,42 @@ export class Deliverer {
     const sink = this.settings.export.find((candidate) => candidate.name === name)!;
     const settled = new Date(Date.now() - this.settings.delivery.exportSettleMs).toISOString();
     for (let batches = 0; batches < 50 && !this.stopped; batches++) {
-      const rows = await store.outbox.ledgerAfter(await store.outbox.exportCursor(name), settled, sink.batch);
-      this.stateOf(name).lagSeconds = rows.length === 0 ? 0 : Math.max(0, (Date.now() - Date.parse(rows[0]!.at)) / 1000);
-      if (rows.length === 0) return;
-      if (!(await this.sendBatch(store, name, rows))) return;
-      if (rows.length < sink.batch) return;
+      const batch = await this.nextBatch(store, name, settled, sink.batch);
+      this.stateOf(name).lagSeconds = batch === null ? 0 : Math.max(0, (Date.now() - Date.parse(batch.first.at)) / 1000);
+      if (batch === null) return;
+      if (!(await this.sendBatch(store, name, batch))) return;
+      if (batch.count < sink.batch) return;
     }
   }
 
-  private async sendBatch(store: DurableStore, name: string, rows: readonly LedgerRow[]): Promise<boolean> {
+  /** The sink's next batch past its cursor: from the export worker on SQLite, else read and built here. */
+  private async nextBatch(store: DurableStore, name: string, settled: string, limit: number): Promise<ExportBatch | null> {
+    const cursor = await store.outbox.exportCursor(name);
+    const worker = this.workerFor(store);
+    // On SQLite the cursor's id is the rowid of the last row sent.
+    if (worker) return worker.batchAfter(cursor === null ? 0 : Number(cursor.id), limit);
+    const rows = await store.outbox.ledgerAfter(cursor, settled, limit);
+    if (rows.length === 0) return null;
+    const first = rows[0]!;
+    const last = rows.at(-1)!;
+    return { body: exportBody(rows, this.source), count: rows.length, first: { id: first.id, at: first.at }, last: { id: last.id, at: last.at } };
+  }
+
+  private workerFor(store: DurableStore): ExportWorker | undefined {
+    if (this.exportWorker?.store === store) return this.exportWorker.worker.usable ? this.exportWorker.worker : undefined;
+    const file = store.outbox.ledgerFile();
+    if (file === undefined) return undefined;
+    void this.exportWorker?.worker.close();
+    const worker = new ExportWorker(file, this.source, (reason) => this.hooks.error(new Error(`${reason}; export batches are built on the event loop from now on`)));
+    this.exportWorker = { store, worker };
+    return worker;
+  }
+
+  private async sendBatch(store: DurableStore, name: string, batch: ExportBatch): Promise<boolean> {
     const sink = this.settings.export.find((candidate) => candidate.name === name)!;
     const { delivery: policy } = this.settings;
     const failures = this.exportRetry.get(name)?.failures ?? 0;
-    const sent = await send(exportRequest(sink, rows, this.source), policy.timeoutMs);
-    const first = rows[0]!;
-    const last = rows.at(-1)!;
+    const sent = await send(exportRequest(sink, batch.body), policy.timeoutMs);
     const now = Date.now();
     const result = resultOf({ ...policy, maxAttempts: Number.POSITIVE_INFINITY }, { attempts: failures }, sent, now);
     if (!sent.ok) {
@@ -177,7 +202,8 @@ export class Deliverer {
       return false;
     }
     this.exportRetry.delete(name);
-    const delivery = { id: `${name}:${first.id}`, sink: name, eventId: first.id, type: EXPORT_BATCH_TYPE, team: null, payload: { rows: rows.length, first: first.id, last: last.id }, createdAt: new Date(now).toISOString() };
+    const { first, last } = batch;
+    const delivery = { id: `${name}:${first.id}`, sink: name, eventId: first.id, type: EXPORT_BATCH_TYPE, team: null, payload: { rows: batch.count, first: first.id, last: last.id }, createdAt: new Date(now).toISOString() };
     // Fenced by the lease: an instance that lost it while sending records nothing (the new holder sends the batch again).
     if (!(await store.outbox.commitExport(name, { at: last.at, id: last.id }, delivery, result, { lease: LEASE, owner: this.owner }))) {
       this.holding = false;

@@ -289,6 +289,20 @@ export interface OutboxStore {
    */
   commitExport(sink: string, mark: LedgerMark, delivery: OutboxInsert, result: OutboxResult, fence?: LeaseFence): Promise<boolean>;
   ledgerAfter(mark: LedgerMark | null, before: string, limit: number): Promise<LedgerRow[]>;
+  /** The SQLite file and how to read its ledger past a cursor, for a reader of its own off the event loop; undefined on PostgreSQL or in memory. */
+  ledgerFile(): LedgerFile | undefined;
+}
+
+/**
+ * What a second, read-only connection needs to read the ledger in write order (SQLite): `select`
+ * takes the cursor's rowid and a limit and answers, in raw rows, `seq` (the rowid: the next
+ * cursor) then each of `fields`.
+ */
+export interface LedgerFile {
+  readonly path: string;
+  readonly select: string;
+  readonly fields: readonly (keyof LedgerRow)[];
+  readonly busyTimeoutMs: number;
 }
 
 /**

@@ -27,6 +27,8 @@ export interface StoreBackend {
   readonly classifyFailure: (error: unknown) => unknown;
   /** The backend's own way to insert ledger rows (SQLite: a prepared statement; PostgreSQL: `unnest`). */
   readonly insertLedgerValues: LedgerInserter;
+  /** SQLite: the file (a second connection may open it); undefined on PostgreSQL and in memory. */
+  readonly file?: string;
   /** Releases what the backend owns beyond the Kysely instance (LISTEN connection). */
   readonly release: () => Promise<void>;
 }

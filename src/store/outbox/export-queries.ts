@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { LedgerMark, LedgerRow } from '../core/durable-store.js';
+import type { LedgerFile, LedgerMark, LedgerRow } from '../core/durable-store.js';
 import { isoInstant, ledgerRowFrom } from '../core/rows.js';
 import type { Database } from '../core/schema.js';
+import { LEDGER_COLUMNS } from '../ledger/ledger-queries.js';
 
 /**
  * Export cursors over the ledger in the order rows were WRITTEN, not the order of their `at`: an
@@ -64,4 +65,17 @@ export async function selectLedgerAfter(db: Kysely<Database>, dialect: Dialect, 
     .limit(limit)
     .execute();
   return rows.map(ledgerRowFrom);
+}
+
+/** A ledger column's row field: `request_id` → `requestId` (every ledger column follows the rule). */
+const fieldOf = (column: string): keyof LedgerRow => column.replace(/_([a-z])/g, (_m, letter: string) => letter.toUpperCase()) as keyof LedgerRow;
+
+/** The SQLite file as an export reader opens it: the same rows as selectLedgerAfter, in raw form (seq first). */
+export function sqliteLedgerFile(path: string, busyTimeoutMs: number): LedgerFile {
+  return {
+    path,
+    select: `select rowid as seq, ${LEDGER_COLUMNS.join(', ')} from ledger where rowid > ? order by rowid limit ?`,
+    fields: LEDGER_COLUMNS.map(fieldOf),
+    busyTimeoutMs,
+  };
 }

@@ -12,6 +12,7 @@ export class KyselyOutboxStore implements Store.OutboxStore {
     private readonly dialect: Dialect,
     private readonly call: Run,
     private readonly transaction: Run,
+    private readonly file: Store.LedgerFile | undefined,
   ) {}
 
   insertDeliveries(rows: readonly Store.OutboxInsert[]): Promise<number> {
@@ -52,6 +53,9 @@ export class KyselyOutboxStore implements Store.OutboxStore {
       await saveCursor(db, this.dialect, sink, mark.id, result.at);
       return true;
     });
+  }
+  ledgerFile(): Store.LedgerFile | undefined {
+    return this.file;
   }
   ledgerAfter(mark: Store.LedgerMark | null, before: string, limit: number): Promise<Store.LedgerRow[]> {
     return this.call((db) => selectLedgerAfter(db, this.dialect, mark, before, limit));

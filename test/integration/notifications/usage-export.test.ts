@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOUDEVENTS_BATCH, USAGE_EVENT_TYPE } from '../../../src/outbox/index.js';
 import { openDurableStore, type DurableStore, type LedgerRow } from '../../../src/store/index.js';
-import { startStack } from '../../helpers/gateway.js';
+import { startStack, tempDatabasePath } from '../../helpers/gateway.js';
 import { bearer, KEYS } from '../../helpers/keys.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { eventually } from '../../helpers/wait.js';
@@ -33,22 +35,39 @@ function ledgerRow(i: number, at: string): LedgerRow {
 
 const events = (receiver: WebhookReceiver): CloudEventJson[] => receiver.received.flatMap((r) => JSON.parse(r.body) as CloudEventJson[]);
 
-describe('usage export as CloudEvents (SPEC 24), PostgreSQL', () => {
-  let database: TestDatabase;
+/** Where the gateway keeps its ledger: PostgreSQL (batches built on the event loop) or a SQLite file (built by the export worker). */
+interface LedgerDatabase {
+  readonly settings: { url: string } | { path: string };
+  drop(): Promise<void>;
+}
+
+const DIALECTS: ReadonlyArray<readonly [string, () => Promise<LedgerDatabase>]> = [
+  ['PostgreSQL', async () => {
+    const database: TestDatabase = await createTestDatabase();
+    return { settings: { url: database.url }, drop: () => database.drop() };
+  }],
+  ['SQLite', async () => {
+    const path = tempDatabasePath();
+    return { settings: { path }, drop: async () => rmSync(dirname(path), { recursive: true, force: true }) };
+  }],
+];
+
+describe.each(DIALECTS)('usage export as CloudEvents (SPEC 24), %s', (_name, createDatabase) => {
+  let database: LedgerDatabase;
   let store: DurableStore;
   let receiver: WebhookReceiver;
   let stack: Stack;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createDatabase();
     receiver = await startWebhookReceiver('ok');
     stack = await startStack({
-      database: { url: database.url },
+      database: database.settings,
       notifications: {
         export: [{ name: 'openmeter', url: `${receiver.url}/api/v1/events`, batch: 1000, headers: { authorization: 'Bearer om-token-123' } }],
         delivery: { pollMs: 50, leaseMs: 5000, backoffMs: 20, maxBackoffMs: 100, timeoutMs: 2000, exportSettleMs: 0 },
       },
     });
-    store = await openDurableStore({ url: database.url, path: '' });
+    store = await openDurableStore({ url: '', path: '', ...database.settings });
   });
   afterAll(async () => {
     await stack?.close();
