@@ -7,6 +7,7 @@ import { measureRounds, warmUp, type Target } from '../load-runs/measure.js';
 import { ratio, signedMicros, versusProxyTable } from '../load-runs/report.js';
 import type { Settings } from '../load-runs/settings.js';
 import { startGatewayTarget, type Stack } from '../load-runs/stack.js';
+import { threadsAtRate } from './tracing-threads.js';
 
 /**
  * `--export`: what the usage export (SPEC 24) costs the hot path. Two fresh gateway-redis
@@ -67,6 +68,15 @@ function onVersusOffTable(rows: Parameters<typeof versusProxyTable>[0]): string 
 export async function measureExportCost(stack: Stack, proxy: Target, settings: Settings): Promise<string> {
   const sink = await startSink();
   const pair = [await startGatewayTarget(stack, 'redis', { name: ON, exportUrl: sink.url }), await startGatewayTarget(stack, 'redis', { name: OFF })];
+  if (settings.rate > 0) {
+    // Off first: the table's differences are on − off.
+    const { table } = await threadsAtRate([pair[1]!, pair[0]!], settings, settings.rate);
+    sink.close();
+    return [
+      `${OFF} and ${ON} at a fixed ${settings.rate} req/s (${settings.connections} connections, ${settings.rounds} rounds of ${settings.duration} s, rotating; the sink received ${sink.events()} events): CPU µs per request of each gateway process, read per thread from /proc (the export worker is among the other threads).`,
+      table,
+    ].join('\n\n');
+  }
   log(`export cost: ${[proxy, ...pair].map((target) => target.name).join(', ')}, ${settings.rounds} rounds`);
   await warmUp(pair, { connections: settings.connections, durationSec: settings.warmup });
   const rows = await measureRounds([proxy, ...pair], settings);

@@ -65,10 +65,11 @@ const row = (name: string, t: Tally): string => {
   return `| ${name} | ${int(t.requests / t.seconds)} | ${per(t.mainMicros)} | ${per(t.otherMicros)} | ${per(t.mainMicros + t.otherMicros)} | ${t.perRound.map((v) => v.toFixed(0)).join(' / ')} | ${t.failures} |`;
 };
 
-export async function measureTracingThreads(stack: Stack, settings: Settings, rate: number): Promise<string> {
-  const sink = await startSink();
-  const targets = await startTracingTrio(stack, sink.url);
-  log(`tracing threads: ${targets.map((t) => t.name).join(', ')} at ${rate} req/s, ${settings.rounds} rounds`);
+/**
+ * `targets` (the first the reference) at a fixed `rate`, in rotating rounds: each process's CPU
+ * per request by thread, and each other target's difference from the first. Stops the targets.
+ */
+export async function threadsAtRate(targets: readonly Target[], settings: Settings, rate: number): Promise<{ table: string; tallies: Tally[] }> {
   for (const target of targets) await runLoad(target.url, { connections: settings.connections, durationSec: Math.max(settings.warmup, 1), rate });
   const tallies = targets.map(emptyTally);
   for (let round = 0; round < settings.rounds; round++) {
@@ -79,21 +80,30 @@ export async function measureTracingThreads(stack: Stack, settings: Settings, ra
     }
   }
   for (const target of targets) await target.process?.stop();
+  const [reference] = tallies as [Tally];
+  const difference = (other: Tally, pick: (t: Tally) => number): string => signedMicros(pick(other) / other.requests - pick(reference) / reference.requests);
+  const differenceRow = (name: string, other: Tally): string =>
+    `| ${name} − ${targets[0]!.name} | | ${difference(other, (t) => t.mainMicros)} | ${difference(other, (t) => t.otherMicros)} | ${difference(other, (t) => t.mainMicros + t.otherMicros)} | | |`;
+  const table = [
+    '| target | req/s | main thread | other threads | whole process | whole process per round | failed |',
+    '|---|--:|--:|--:|--:|--:|--:|',
+    ...targets.map((target, i) => row(target.name, tallies[i]!)),
+    ...targets.slice(1).map((target, i) => differenceRow(target.name, tallies[i + 1]!)),
+  ].join('\n');
+  return { table, tallies };
+}
+
+export async function measureTracingThreads(stack: Stack, settings: Settings, rate: number): Promise<string> {
+  const sink = await startSink();
+  const targets = await startTracingTrio(stack, sink.url);
+  log(`tracing threads: ${targets.map((t) => t.name).join(', ')} at ${rate} req/s, ${settings.rounds} rounds`);
+  const { table, tallies } = await threadsAtRate(targets, settings, rate);
   sink.close();
-  const [off, on, onTenth] = tallies as [Tally, Tally, Tally];
-  const difference = (traced: Tally, pick: (t: Tally) => number): string => signedMicros(pick(traced) / traced.requests - pick(off) / off.requests);
-  const differenceRow = (name: string, traced: Tally): string =>
-    `| ${name} − off | | ${difference(traced, (t) => t.mainMicros)} | ${difference(traced, (t) => t.otherMicros)} | ${difference(traced, (t) => t.mainMicros + t.otherMicros)} | | |`;
+  const [off, on] = tallies as [Tally, Tally];
   const areas = mainThreadAreas(stack, [off, on]);
   return [
     `${OFF}, ${ON} and ${ON_TENTH} at a fixed ${rate} req/s (${settings.connections} connections, ${settings.rounds} rounds of ${settings.duration} s, rotating): CPU µs per request of each gateway process, read per thread from /proc.`,
-    '| target | req/s | main thread | other threads | whole process | whole process per round | failed |',
-    '|---|--:|--:|--:|--:|--:|--:|',
-    row(OFF, off),
-    row(ON, on),
-    row(ON_TENTH, onTenth),
-    differenceRow(ON, on),
-    differenceRow(ON_TENTH, onTenth),
+    table,
     ...(areas ? ['', 'Main thread by area (`--cpu-prof`: each profile\'s shares × that thread\'s CPU µs/req above; src/tracing is tracing\'s own code, the rest what it costs elsewhere and noise):', areas] : []),
   ].join('\n');
 }

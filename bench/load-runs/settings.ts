@@ -27,7 +27,8 @@ import { parseArgs } from 'node:util';
  *     every request) and without (SPEC 22).
  *   --alerts/BENCH_ALERTS=1 gateway-redis with budget alerts on (an event sink; budgets never crossed) and off (SPEC 24).
  *   --export/BENCH_EXPORT=1 gateway-redis with the usage export (CloudEvents to a sink on loopback) on and off (SPEC 24).
- * `npm run bench:tracing` only: --rate/BENCH_RATE N measures tracing at a fixed N requests/s, CPU per thread (0: off);
+ * --rate/BENCH_RATE N (0: off): `npm run bench:tracing` and `--export` measure at a fixed N requests/s, CPU per thread,
+ *   instead of req/s at saturation;
  *   --side-by-side/BENCH_SIDE_BY_SIDE=1 drives tracing off and on at the same time instead of in turns.
  */
 

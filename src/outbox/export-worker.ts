@@ -10,7 +10,8 @@ import { usageEnvelope } from './formats.js';
  * about one served request's worth of the gateway's budget for every request it serves, on the
  * thread that serves them (SPEC 24: the export must not slow /v1). This worker opens the file
  * read-only (WAL: it never waits for the writer, nor the writer for it) and answers each batch as
- * the body to send; the event loop only sends it and moves the cursor. The view is built from
+ * the body to send; the event loop only sends it and moves the cursor. It runs at a lower priority
+ * than the threads answering requests. The view is built from
  * LEDGER_VIEW and the envelope from usageEnvelope, so its events are byte for byte exportBody's
  * (tested).
  */
@@ -29,6 +30,9 @@ export interface ExportBatch {
   readonly last: BatchEdge;
 }
 
+/** How many nice steps below the request threads the worker runs (Linux). */
+export const EXPORT_WORKER_NICE_STEPS = 10;
+
 type WorkerReply = { readonly id: number; readonly batch?: ExportBatch | null; readonly error?: string };
 
 // CommonJS, evaluated: no file of its own in src/ or dist/ (as the SQLite checkpointer). `amount`
@@ -38,6 +42,15 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Sqlite = require(workerData.sqliteModule);
 const { CloudEvent } = require(workerData.cloudeventsModule);
+// Background work: on Linux the thread lowers its own priority (setpriority(2) takes a thread id),
+// so that on busy cores answering requests comes first; the export lags meanwhile, losing nothing.
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  const os = require('node:os');
+  if (Number.isInteger(tid) && tid > 0) os.setPriority(tid, Math.min(19, os.getPriority(tid) + workerData.niceSteps));
+} catch {
+  // Not Linux, or not allowed: the thread keeps the process's priority.
+}
 const file = new Sqlite(workerData.path, { readonly: true, fileMustExist: true, timeout: workerData.busyTimeoutMs });
 const select = file.prepare(workerData.select).raw(true);
 const column = (field) => workerData.fields.indexOf(field) + 1;
@@ -89,6 +102,7 @@ export class ExportWorker {
         busyTimeoutMs: file.busyTimeoutMs,
         view: LEDGER_VIEW,
         envelope: usageEnvelope(source),
+        niceSteps: EXPORT_WORKER_NICE_STEPS,
       },
     });
     // Never keeps the process alive; close() ends it for an orderly exit.

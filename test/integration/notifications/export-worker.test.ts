@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExportWorker, exportBody } from '../../../src/outbox/index.js';
+import { EXPORT_WORKER_NICE_STEPS, ExportWorker, exportBody } from '../../../src/outbox/index.js';
 import { openDurableStore, type DurableStore, type LedgerRow } from '../../../src/store/index.js';
 import { ledgerRow } from '../store/store-fixtures.js';
 
@@ -35,6 +36,14 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
+function threadNiceValues(): number[] {
+  return readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
 describe('the export worker (SQLite)', () => {
   it('answers the batch the event loop would build from the same rows, byte for byte', async () => {
     const rows = await store.outbox.ledgerAfter(null, new Date().toISOString(), 100);
@@ -54,6 +63,15 @@ describe('the export worker (SQLite)', () => {
   it('sees rows committed after it opened the file', async () => {
     await store.insertLedgerRows([ledgerRow({ id: 'r-5', requestId: 'q-5' })]);
     expect(await worker.batchAfter(5, 10)).toMatchObject({ count: 1, first: { id: 'r-5' }, last: { id: 'r-5' } });
+  });
+
+  it.runIf(process.platform === 'linux')('runs at a lower priority than the threads answering requests', async () => {
+    const lowered = Math.min(19, getPriority() + EXPORT_WORKER_NICE_STEPS);
+    const before = threadNiceValues().filter((nice) => nice === lowered).length;
+    const another = new ExportWorker(store.outbox.ledgerFile()!, SOURCE, (reason) => failures.push(reason));
+    await another.batchAfter(0, 1);
+    expect(threadNiceValues().filter((nice) => nice === lowered).length).toBe(before + 1);
+    await another.close();
   });
 
   it('reports a file it cannot open as a failure: it is no longer usable, and a batch asked of it is refused', async () => {
