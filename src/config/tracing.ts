@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UPSTREAM_NAMES, type UpstreamName } from './upstreams.js';
+import { upstreamReference } from './upstreams.js';
 
 /** The OTel SDK's sampler names (OTEL_TRACES_SAMPLER); `parentbased_*` keep a sampled caller's trace. */
 export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
@@ -22,8 +22,8 @@ export const tracingSchema = z
     sampleRatio: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(1),
     captureContent: z.boolean().default(false),
     metrics: z.boolean().default(false),
-    /** gen_ai.provider.name per upstream (default: the upstream's config name). */
-    providerNames: z.object(Object.fromEntries(UPSTREAM_NAMES.map((name) => [name, z.string().min(1).default(name)])) as Record<UpstreamName, z.ZodDefault<z.ZodString>>).strict().prefault({}),
+    /** gen_ai.provider.name per upstream, built-in or named (one not listed: its config name; a name no upstream has is refused). */
+    providerNames: z.record(upstreamReference, z.string().min(1)).default({}),
     /**
      * Spans waiting for export at most; past it spans are dropped (and counted), never held. Four
      * times the SDK's 2048: at a gateway's rate (~16,000 spans/s at 2,700 chat requests/s) the SDK's

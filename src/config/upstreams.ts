@@ -41,6 +41,7 @@ export interface UpstreamMentions {
   readonly upstreams: Readonly<Record<string, unknown>>;
   readonly routes: readonly { readonly upstream: string }[];
   readonly models: { readonly routes: readonly { readonly upstream: string }[] };
+  readonly tracing: { readonly providerNames: Readonly<Record<string, string>> };
 }
 
 /** Each mention of an upstream that is not configured: its key path and the message (SPEC 22). */
@@ -54,5 +55,8 @@ export function upstreamRefusals(config: UpstreamMentions): Array<{ path: (strin
   config.models.routes.forEach((route, i) => {
     if (!Object.hasOwn(config.upstreams, route.upstream)) found.push({ path: ['models', 'routes', i, 'upstream'], message: refusal(route.upstream) });
   });
+  for (const name of Object.keys(config.tracing.providerNames)) {
+    if (!Object.hasOwn(config.upstreams, name)) found.push({ path: ['tracing', 'providerNames', name], message: refusal(name) });
+  }
   return found;
 }

@@ -13,6 +13,7 @@ export type StepName = 'auth' | 'validate' | 'ownership' | 'limits';
 export interface TracingSettings {
   /** Prompt and completion text on the client span (`gen_ai.input.messages`, `gen_ai.output.messages`). */
   readonly captureContent: boolean;
+  /** gen_ai.provider.name by upstream; an upstream not listed is named by its config name. */
   readonly providerNames: Readonly<Record<UpstreamName, string>>;
   readonly metrics: GenAiMetrics | undefined;
 }
@@ -134,7 +135,7 @@ export class RequestTrace {
     const attributes: Attributes = { 'http.request.method': call.method, 'tollgate.upstream': call.upstream };
     if (chat) {
       attributes['gen_ai.operation.name'] = 'chat';
-      attributes['gen_ai.provider.name'] = this.kit.settings.providerNames[call.upstream];
+      attributes['gen_ai.provider.name'] = this.kit.settings.providerNames[call.upstream] ?? call.upstream;
       attributes['gen_ai.request.model'] = chat.model;
       requestAttributes(chat.sampling, chat.raw, this.kit.settings.captureContent, attributes);
     }
@@ -224,7 +225,7 @@ export class RequestTrace {
     const chat = this.chat!;
     const attributes: Attributes = {
       'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': this.kit.settings.providerNames[chat.upstream],
+      'gen_ai.provider.name': this.kit.settings.providerNames[chat.upstream] ?? chat.upstream,
       'gen_ai.request.model': chat.model,
     };
     if (outcome.responseModel !== undefined) attributes['gen_ai.response.model'] = outcome.responseModel;

@@ -13,12 +13,12 @@ import { Tracing } from '../../../src/tracing/index.js';
  * processor and OTLP exporter do with them is tracing.test.ts's, against an OTLP receiver).
  */
 
-function traced(sampler: Sampler = new AlwaysOnSampler()): { tracing: Tracing; spans: () => ReadableSpan[] } {
+function traced(sampler: Sampler = new AlwaysOnSampler(), providerNames: Record<string, string> = { service: 'service', inference: 'inference' }): { tracing: Tracing; spans: () => ReadableSpan[] } {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const tracing = new Tracing(provider, new W3CTraceContextPropagator(), {
     captureContent: false,
-    providerNames: { service: 'service', inference: 'inference' },
+    providerNames,
     metrics: undefined,
   });
   return { tracing, spans: () => exporter.getFinishedSpans() };
@@ -110,6 +110,17 @@ describe('a traced request step', () => {
 });
 
 describe('the upstream hop', () => {
+  it('names its provider by providerNames, and a named upstream not listed there by its config name (SPEC 22)', () => {
+    const { tracing, spans } = traced(new AlwaysOnSampler(), { service: 'openpipe' });
+    for (const upstream of ['service', 'vllm']) {
+      const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
+      trace.startUpstream({ upstream, method: 'POST', chat: { model: upstream, sampling: {}, raw: undefined } });
+      trace.finish({ status: 200, aborted: false });
+    }
+    expect(named(spans(), 'chat service').attributes['gen_ai.provider.name']).toBe('openpipe');
+    expect(named(spans(), 'chat vllm').attributes['gen_ai.provider.name']).toBe('vllm');
+  });
+
   it('is a CLIENT span whose context goes upstream, with the reply read as the request ended (bytes relayed after it are not the reply)', () => {
     const { tracing, spans } = traced();
     const trace = tracing.startRequest(request, '/v1/chat/completions', 'POST');
