@@ -27,6 +27,8 @@ interface Observe {
 
 /** The series of one route/method/upstream, bound once: the hot path records without building label objects. */
 export interface RouteMetrics {
+  /** The `upstream` label these series carry. */
+  readonly upstream: string;
   /** `tollgate_requests_total` child for this status (cached per status code). */
   requests(status: number): Inc;
   readonly duration: Observe;
@@ -337,6 +339,7 @@ function bindRoute(handles: Handles, labels: RequestLabels): RouteMetrics {
   const duration = handles.requestDuration.labels(labels);
   const inflight = handles.inflight.labels(route);
   return {
+    upstream: labels.upstream,
     requests,
     duration,
     ttfb: handles.upstreamTtfb.labels({ route: labels.route, upstream: labels.upstream }),

@@ -52,8 +52,8 @@ export class Exchange {
     readonly route: RouteSpec,
     readonly method: string,
     readonly res: ServerResponse,
-    /** This route's metric series, looked up once per request. */
-    readonly metrics: RouteMetrics,
+    /** This route's metric series, looked up once per request (again if a model route or fallback sends it to another upstream). */
+    public metrics: RouteMetrics,
   ) {}
 
   /** What the chat body said (model, tokens to reserve); undefined for other routes or before the body was read. */

@@ -98,6 +98,8 @@ export function forwardExchange(req: IncomingMessage, exchange: Exchange, outbou
 /** One trip upstream: to outbound.upstream, or — after a fallback — to the fallback's. */
 function send(req: IncomingMessage, clientHeaders: IncomingMessage['headers'], exchange: Exchange, outbound: Outbound, deps: ForwardDeps): void {
   const { body, ownHeaders, upstream, fallbacks } = outbound;
+  // Counted under the upstream that serves it (a model route's, a fallback's), not the route's default.
+  if (exchange.metrics.upstream !== upstream.name) exchange.metrics = deps.metrics.forRoute({ route: exchange.route.template, method: exchange.method, upstream: upstream.name });
   prepareRequestHeaders(req, clientHeaders, exchange, body, upstream, deps.untrustedHeaders);
   // The model that serves, after alias resolution and any fallback (SPEC 22).
   if (body.chat) ownHeaders['x-tollgate-model'] = modelHeader(body.chat.model);

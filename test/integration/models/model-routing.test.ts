@@ -82,6 +82,9 @@ describe('model routing: named upstreams, aliases, fallbacks (SPEC 22)', () => {
     expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200]);
     expect(answers.map((res) => res.headers.get('x-tollgate-model'))).toEqual([QWEN, 'OpenPipe/Qwen3-32B', LLAMA, OTHER]);
     expect(counts().map((n, i) => n - before[i]!)).toEqual([1, 1, 2]);
+    // Counted under the upstream that served each chat, not the chat route's default (service).
+    const served = (upstream: string) => metricValue(gw.url, `tollgate_requests_total{route="/v1/chat/completions",method="POST",upstream="${upstream}",status="200"}`);
+    expect([await served('service'), await served('inference'), await served('vllm')]).toEqual([1, 1, 2]);
   });
 
   it('lists named upstreams in /readyz and in the upstream metrics', async () => {
