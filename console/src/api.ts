@@ -134,7 +134,8 @@ export interface List<T> {
   readonly data: T[];
 }
 
-export type Limits = Partial<Record<'rpm' | 'tpm' | 'tokensPerDay' | 'costPerDay' | 'costPerMonth' | 'concurrency', number>>;
+/** A key's or team's limits; `soft`: its budgets alert and never refuse (SPEC 24). */
+export type Limits = Partial<Record<'rpm' | 'tpm' | 'tokensPerDay' | 'costPerDay' | 'costPerMonth' | 'concurrency', number>> & { readonly soft?: boolean };
 
 export interface Key {
   readonly id: string;

@@ -202,6 +202,19 @@ describe('the console in Chromium, signed in as an admin (SPEC 17)', () => {
     await edit.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => row.getByRole('cell').nth(3).textContent()).toBe('rpm 1,200');
 
+    // Limits the form does not show (set through the API) survive an edit of those it does.
+    const patched = await request(gw.url).patch(`/admin/keys/${created.id}`).set('authorization', bearer(KEYS.admin)).send({ limits: { rpm: 1200, tokensPerDay: 5000, concurrency: 4, soft: true } });
+    expect(patched.status).toBe(200);
+    await visit(admin, 'Overview');
+    await visit(admin, 'Keys');
+    await expect.poll(() => row.getByRole('cell').nth(3).textContent()).toBe('rpm 1,200 · tokensPerDay 5,000 · concurrency 4 · soft (alerts, never refuses)');
+    await admin.getByRole('button', { name: `Edit ${created.id}` }).click();
+    await edit.getByLabel('Requests per minute').fill('900');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => row.getByRole('cell').nth(3).textContent()).toBe('rpm 900 · tokensPerDay 5,000 · concurrency 4 · soft (alerts, never refuses)');
+    const saved = await request(gw.url).get(`/admin/keys/${created.id}`).set('authorization', bearer(KEYS.admin));
+    expect(saved.body.limits).toEqual({ rpm: 900, tokensPerDay: 5000, concurrency: 4, soft: true });
+
     await admin.getByRole('button', { name: `Rotate ${created.id}` }).click();
     const rotate = admin.getByRole('form', { name: `Rotate ${created.id}` });
     await rotate.getByLabel('Old secret keeps working for (seconds)').fill('600');

@@ -75,7 +75,7 @@ function EditKey({ keyRecord, groups, onDone }: { readonly keyRecord: Key; reado
     event.preventDefault();
     // Models go only when changed: a team-admin's edit of a key's limits never re-checks its list.
     const modelsChanged = models !== modelsText(keyRecord.models);
-    const body = { limits: parseLimits(limits).limits, ...(modelsChanged ? { models: parseModels(models) } : {}), description: description.trim() === '' ? null : description.trim() };
+    const body = { limits: parseLimits(limits, keyRecord.limits).limits, ...(modelsChanged ? { models: parseModels(models) } : {}), description: description.trim() === '' ? null : description.trim() };
     const saved = await submitted(KEY_FIELDS, () => parseLimits(limits).errors, () => call<Key>(adminUrl(`keys/${encodeURIComponent(keyRecord.id)}`), { method: 'PATCH', body }), setErrors);
     if (saved !== null) onDone(true);
   };

@@ -19,9 +19,13 @@ export function limitInputs(limits: Limits = {}): LimitInputs {
   return Object.fromEntries(LIMIT_FIELDS.map(({ name }) => [name, limits[name] === undefined ? '' : String(limits[name])])) as LimitInputs;
 }
 
-/** The form's limits as the API takes them, or the errors of the fields that are not numbers it would accept. Empty = no limit. */
-export function parseLimits(inputs: LimitInputs): { limits: Limits; errors: Record<string, string> } {
-  const limits: Record<string, number> = {};
+/**
+ * The form's limits as the API takes them, or the errors of the fields that are not numbers it
+ * would accept. Empty = no limit. `kept`: the record's limits before the edit — those the form
+ * does not show (tokensPerDay, concurrency, soft) are saved as they were, never dropped.
+ */
+export function parseLimits(inputs: LimitInputs, kept: Limits = {}): { limits: Limits; errors: Record<string, string> } {
+  const limits: Record<string, number | boolean> = Object.fromEntries(Object.entries(kept).filter(([name]) => !LIMIT_FIELDS.some((field) => field.name === name)));
   const errors: Record<string, string> = {};
   for (const { name, money } of LIMIT_FIELDS) {
     const text = inputs[name].trim();
@@ -51,5 +55,6 @@ export function LimitFields({ inputs, onChange, errors }: { readonly inputs: Lim
 export function limitsInWords(limits: Limits): string {
   const parts = LIMIT_FIELDS.filter(({ name }) => limits[name] !== undefined).map(({ name, money }) => `${name} ${money ? formatCost(limits[name]!) : formatCount(limits[name]!)}`);
   for (const name of ['tokensPerDay', 'concurrency'] as const) if (limits[name] !== undefined) parts.push(`${name} ${formatCount(limits[name])}`);
+  if (limits.soft === true && parts.length > 0) parts.push('soft (alerts, never refuses)');
   return parts.length === 0 ? 'none' : parts.join(' · ');
 }
