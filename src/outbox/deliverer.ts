@@ -46,7 +46,7 @@ export class Deliverer {
   private prunedAt = 0;
   /** Per export sink: failures in a row, and when it may be tried again. */
   private readonly exportRetry = new Map<string, { failures: number; notBefore: number }>();
-  /** SQLite: builds export batches off the event loop, for the store it was opened for. */
+  /** Builds export batches off the event loop, for the store it was opened for. */
   private exportWorker: { store: DurableStore; worker: ExportWorker } | undefined;
 
   constructor(
@@ -165,12 +165,11 @@ export class Deliverer {
     }
   }
 
-  /** The sink's next batch past its cursor: from the export worker on SQLite, else read and built here. */
+  /** The sink's next batch past its cursor: from the export worker, else (it failed) read and built here. */
   private async nextBatch(store: DurableStore, name: string, settled: string, limit: number): Promise<ExportBatch | null> {
     const cursor = await store.outbox.exportCursor(name);
     const worker = this.workerFor(store);
-    // On SQLite the cursor's id is the rowid of the last row sent.
-    if (worker) return worker.batchAfter(cursor === null ? 0 : Number(cursor.id), limit);
+    if (worker) return worker.batchAfter(cursor, settled, limit);
     const rows = await store.outbox.ledgerAfter(cursor, settled, limit);
     if (rows.length === 0) return null;
     const first = rows[0]!;

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { LEDGER_VIEW } from '../metering/index.js';
-import type { LedgerFile } from '../store/index.js';
+import type { LedgerFile, LedgerMark } from '../store/index.js';
 import { usageEnvelope } from './formats.js';
 
 /**
@@ -40,8 +40,8 @@ type WorkerReply = { readonly id: number; readonly batch?: ExportBatch | null; r
 // decimal (both are the correctly rounded value of n × 10⁻⁹).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const Sqlite = require(workerData.sqliteModule);
 const { CloudEvent } = require(workerData.cloudeventsModule);
+const ledger = workerData.ledger;
 // Background work: on Linux the thread lowers its own priority (setpriority(2) takes a thread id),
 // so that on busy cores answering requests comes first; the export lags meanwhile, losing nothing.
 try {
@@ -51,11 +51,42 @@ try {
 } catch {
   // Not Linux, or not allowed: the thread keeps the process's priority.
 }
-const file = new Sqlite(workerData.path, { readonly: true, fileMustExist: true, timeout: workerData.busyTimeoutMs });
-const select = file.prepare(workerData.select).raw(true);
-const column = (field) => workerData.fields.indexOf(field) + 1;
+// SQLite rows start with their rowid; PostgreSQL rows are the fields only.
+const offset = ledger.dialect === 'sqlite' ? 1 : 0;
+const column = (field) => ledger.fields.indexOf(field) + offset;
 const ID = column('id'), AT = column('at'), TEAM = column('team'), PROJECT = column('project');
 const view = workerData.view.map(([name, field, kind]) => [name, column(field), kind]);
+let readRows;
+if (ledger.dialect === 'sqlite') {
+  const Sqlite = require(workerData.sqliteModule);
+  const file = new Sqlite(ledger.path, { readonly: true, fileMustExist: true, timeout: ledger.busyTimeoutMs });
+  const select = file.prepare(ledger.select).raw(true);
+  readRows = async (cursor, _before, limit) => select.all(cursor === null ? 0 : Number(cursor.id), limit);
+} else {
+  const { Client } = require(workerData.pgModule);
+  let client;
+  const connected = async () => {
+    if (client !== undefined) return client;
+    const fresh = new Client({ connectionString: ledger.url, statement_timeout: ledger.timeoutMs, connectionTimeoutMillis: ledger.timeoutMs, application_name: 'tollgate-export' });
+    fresh.on('error', () => { if (client === fresh) client = undefined; });
+    await fresh.connect();
+    return (client = fresh);
+  };
+  readRows = async (cursor, before, limit) => {
+    const db = await connected();
+    try {
+      const result = cursor === null
+        ? await db.query({ text: ledger.selectFirst, values: [before, limit], rowMode: 'array' })
+        : await db.query({ text: ledger.selectAfter, values: [before, cursor.at, cursor.id, limit], rowMode: 'array' });
+      return result.rows;
+    } catch (error) {
+      // A broken connection is made again at the next batch.
+      client = undefined;
+      db.end().catch(() => {});
+      throw error;
+    }
+  };
+}
 function dataOf(values) {
   const data = {};
   for (const [name, index, kind] of view) {
@@ -64,8 +95,8 @@ function dataOf(values) {
   }
   return data;
 }
-function encode(after, limit) {
-  const rows = select.all(after, limit);
+async function encode(cursor, before, limit) {
+  const rows = await readRows(cursor, before, limit);
   if (rows.length === 0) return null;
   const events = rows.map((values, index) =>
     new CloudEvent({ ...workerData.envelope, id: values[ID], subject: values[TEAM] + '/' + values[PROJECT], time: values[AT], data: dataOf(values) }, index === 0));
@@ -73,12 +104,11 @@ function encode(after, limit) {
   return { body: JSON.stringify(events), count: rows.length, first: { id: first[ID], at: first[AT] }, last: { id: last[ID], at: last[AT] } };
 }
 parentPort.on('message', (message) => {
-  if (message.stop) { file.close(); parentPort.close(); return; }
-  try {
-    parentPort.postMessage({ id: message.id, batch: encode(message.after, message.limit) });
-  } catch (error) {
-    parentPort.postMessage({ id: message.id, error: String((error && error.message) || error) });
-  }
+  if (message.stop) { parentPort.close(); process.exit(0); }
+  encode(message.cursor, message.before, message.limit).then(
+    (batch) => parentPort.postMessage({ id: message.id, batch }),
+    (error) => parentPort.postMessage({ id: message.id, error: String((error && error.message) || error) }),
+  );
 });
 `;
 
@@ -95,11 +125,9 @@ export class ExportWorker {
       eval: true,
       workerData: {
         sqliteModule: require.resolve('better-sqlite3'),
+        pgModule: require.resolve('pg'),
         cloudeventsModule: require.resolve('cloudevents'),
-        path: file.path,
-        select: file.select,
-        fields: file.fields,
-        busyTimeoutMs: file.busyTimeoutMs,
+        ledger: file,
         view: LEDGER_VIEW,
         envelope: usageEnvelope(source),
         niceSteps: EXPORT_WORKER_NICE_STEPS,
@@ -128,13 +156,13 @@ export class ExportWorker {
     return this.failure === undefined;
   }
 
-  /** The next batch of at most `limit` rows after rowid `after`; null when there are none yet. */
-  batchAfter(after: number, limit: number): Promise<ExportBatch | null> {
+  /** The next batch of at most `limit` rows past `cursor` (PostgreSQL: written before `before`); null when there are none yet. */
+  batchAfter(cursor: LedgerMark | null, before: string, limit: number): Promise<ExportBatch | null> {
     if (this.failure !== undefined) return Promise.reject(new Error(this.failure));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, (reply) => (reply.error === undefined ? resolve(reply.batch ?? null) : reject(new Error(reply.error))));
-      this.worker.postMessage({ id, after, limit });
+      this.worker.postMessage({ id, cursor, before, limit });
     });
   }
 

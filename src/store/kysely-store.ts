@@ -14,7 +14,7 @@ import { deleteLedgerChunk, insertLedger, selectLedgerPage } from './ledger/ledg
 import { aggregateLedger } from './ledger/usage-aggregate.js';
 import { selectRecentOutcomes, selectUsageCells } from './ledger/overview-queries.js';
 import { KyselyOutboxStore } from './outbox/outbox-store.js';
-import { sqliteLedgerFile } from './outbox/export-queries.js';
+import { postgresLedgerFile, sqliteLedgerFile } from './outbox/export-queries.js';
 import { insertTeam, patchTeam, removeTeam, selectTeam, selectTeams } from './teams/team-queries.js';
 import { deleteResource, insertResourceIfAbsent, selectModelByArtifact, selectResource, selectResources, upsertResource } from './resources/resource-queries.js';
 
@@ -39,7 +39,7 @@ export class KyselyDurableStore implements Store.DurableStore {
       backend.dialect.name,
       (work) => this.call(work),
       (work) => this.write(async (trx) => ({ value: await work(trx), changes: [] })),
-      backend.file === undefined ? undefined : sqliteLedgerFile(backend.file, backend.timeoutMs),
+      backend.file === undefined ? undefined : 'sqlite' in backend.file ? sqliteLedgerFile(backend.file.sqlite, backend.timeoutMs) : postgresLedgerFile(backend.file.postgres, backend.timeoutMs),
     );
   }
 

@@ -289,21 +289,20 @@ export interface OutboxStore {
    */
   commitExport(sink: string, mark: LedgerMark, delivery: OutboxInsert, result: OutboxResult, fence?: LeaseFence): Promise<boolean>;
   ledgerAfter(mark: LedgerMark | null, before: string, limit: number): Promise<LedgerRow[]>;
-  /** The SQLite file and how to read its ledger past a cursor, for a reader of its own off the event loop; undefined on PostgreSQL or in memory. */
+  /** How a connection of its own reads the ledger past a cursor, off the event loop; undefined in memory. */
   ledgerFile(): LedgerFile | undefined;
 }
 
 /**
- * What a second, read-only connection needs to read the ledger in write order (SQLite): `select`
- * takes the cursor's rowid and a limit and answers, in raw rows, `seq` (the rowid: the next
- * cursor) then each of `fields`.
+ * What a second connection needs to read the ledger in write order, off the event loop: the
+ * statements answer raw rows, each of `fields` in order, with LedgerRow's types (`at` as ISO
+ * text, numbers as numbers). SQLite: `select(afterRowid, limit)`, each row's rowid first, then the
+ * fields. PostgreSQL: `selectFirst(before, limit)` and `selectAfter(before, afterAt, afterId, limit)`
+ * (rows written before `before`, past the cursor), the fields only.
  */
-export interface LedgerFile {
-  readonly path: string;
-  readonly select: string;
-  readonly fields: readonly (keyof LedgerRow)[];
-  readonly busyTimeoutMs: number;
-}
+export type LedgerFile =
+  | { readonly dialect: 'sqlite'; readonly path: string; readonly select: string; readonly fields: readonly (keyof LedgerRow)[]; readonly busyTimeoutMs: number }
+  | { readonly dialect: 'postgres'; readonly url: string; readonly selectFirst: string; readonly selectAfter: string; readonly fields: readonly (keyof LedgerRow)[]; readonly timeoutMs: number };
 
 /**
  * A key or resource was written (by any instance; `resourceKind` is set for resources), or

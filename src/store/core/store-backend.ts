@@ -27,8 +27,8 @@ export interface StoreBackend {
   readonly classifyFailure: (error: unknown) => unknown;
   /** The backend's own way to insert ledger rows (SQLite: a prepared statement; PostgreSQL: `unnest`). */
   readonly insertLedgerValues: LedgerInserter;
-  /** SQLite: the file (a second connection may open it); undefined on PostgreSQL and in memory. */
-  readonly file?: string;
+  /** Where a second connection reaches the same database: the SQLite file, the PostgreSQL URL; undefined in memory. */
+  readonly file?: { readonly sqlite: string } | { readonly postgres: string };
   /** Releases what the backend owns beyond the Kysely instance (LISTEN connection). */
   readonly release: () => Promise<void>;
 }

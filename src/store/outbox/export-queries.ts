@@ -73,9 +73,30 @@ const fieldOf = (column: string): keyof LedgerRow => column.replace(/_([a-z])/g,
 /** The SQLite file as an export reader opens it: the same rows as selectLedgerAfter, in raw form (seq first). */
 export function sqliteLedgerFile(path: string, busyTimeoutMs: number): LedgerFile {
   return {
+    dialect: 'sqlite',
     path,
     select: `select rowid as seq, ${LEDGER_COLUMNS.join(', ')} from ledger where rowid > ? order by rowid limit ?`,
     fields: LEDGER_COLUMNS.map(fieldOf),
     busyTimeoutMs,
+  };
+}
+
+/** PostgreSQL's columns as LedgerRow has them: `at` as ISO text (ms, as written), int8 as numbers (ledger amounts are below 2^53). */
+const POSTGRES_FIELD_SQL: Partial<Record<(typeof LEDGER_COLUMNS)[number], string>> = {
+  at: `to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+  cost_nanos: 'cost_nanos::float8',
+  request_bytes: 'request_bytes::float8',
+};
+
+/** The PostgreSQL ledger as an export reader reads it: the rows of selectLedgerAfter, in raw form. */
+export function postgresLedgerFile(url: string, timeoutMs: number): LedgerFile {
+  const columns = LEDGER_COLUMNS.map((column) => POSTGRES_FIELD_SQL[column] ?? column).join(', ');
+  return {
+    dialect: 'postgres',
+    url,
+    selectFirst: `select ${columns} from ledger where written_at < $1 order by written_at, id limit $2`,
+    selectAfter: `select ${columns} from ledger where written_at < $1 and (written_at, id) > ($2::timestamptz, $3) order by written_at, id limit $4`,
+    fields: LEDGER_COLUMNS.map(fieldOf),
+    timeoutMs,
   };
 }

@@ -92,6 +92,7 @@ export async function openPostgresBackend(settings: PostgresBackendSettings, log
     feed,
     appliedMigrations,
     insertLedgerValues: insertLedgerByColumns,
+    file: { postgres: settings.url },
     // The connection wrapper has typed every driver failure already; other errors are the store's own.
     classifyFailure: (error) => error,
     release: () => listener.close(),

@@ -105,7 +105,7 @@ export async function openSqliteBackend(path: string, timeoutMs: number, logger:
     db,
     dialect: sqliteDialect,
     insertLedgerValues: ledgerInserter(file),
-    ...(path === ':memory:' ? {} : { file: path }),
+    ...(path === ':memory:' ? {} : { file: { sqlite: path } }),
     timeoutMs,
     feed: new ChangeFeed(logger, siblings),
     appliedMigrations,
