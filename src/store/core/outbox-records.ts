@@ -17,17 +17,11 @@ export interface OutboxInsert {
   createdAt: string;
 }
 
-export interface OutboxDelivery {
-  id: string;
-  sink: string;
-  eventId: string;
-  type: string;
-  team: string | null;
-  payload: unknown;
+/** A stored delivery: what was inserted, and where its attempts stand. */
+export interface OutboxDelivery extends OutboxInsert {
   state: OutboxState;
   attempts: number;
   nextAt: string;
-  createdAt: string;
   updatedAt: string;
   lastStatus: number | null;
   lastError: string | null;
