@@ -106,7 +106,7 @@ export function listAuditHandler({ handle, trail, keys }: { readonly handle: Sto
       const entries = await handle.require().listAudit({ ...range, ...(actor === undefined ? {} : { actor }), ...(action === undefined ? {} : { action }) });
       res.json({ object: 'list', data: entriesAbout(entries, teamScopeOf(res), keys) });
     } catch (err) {
-      next(err instanceof DatabaseUnavailableError ? databaseUnavailable() : err);
+      next(storeFailure(err));
     }
   };
 }
@@ -123,4 +123,9 @@ function entriesAbout(entries: AuditEntry[], team: string | undefined, keys: Key
 
 export function databaseUnavailable(): GatewayError {
   return errors.databaseUnavailable();
+}
+
+/** A store call's failure as the client sees it: the database being away is the 503 database_unavailable; anything else as it is. */
+export function storeFailure(err: unknown): unknown {
+  return err instanceof DatabaseUnavailableError ? databaseUnavailable() : err;
 }

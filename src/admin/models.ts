@@ -5,9 +5,9 @@ import type { ModelsConfig } from '../config/index.js';
 import type { ModelAccess, ModelRouter } from '../models/index.js';
 import type { Upstream } from '../proxy/index.js';
 import { nanosToAmount } from '../money.js';
-import { DatabaseUnavailableError, type StoreHandle } from '../store/index.js';
+import { type StoreHandle } from '../store/index.js';
 import type { TeamAdmin } from '../teams/index.js';
-import { databaseUnavailable } from './audit.js';
+import { storeFailure } from './audit.js';
 import { onlyParams, teamScopeOf } from '../admin-requests/index.js';
 
 export interface ModelsHandlerDeps {
@@ -100,6 +100,6 @@ export const modelsHandler = (deps: ModelsHandlerDeps): RequestHandler => async 
       routing: routingView(deps.modelRouting()),
     });
   } catch (err) {
-    next(err instanceof DatabaseUnavailableError ? databaseUnavailable() : err);
+    next(storeFailure(err));
   }
 };

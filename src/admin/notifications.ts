@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
 import { errors } from '../errors.js';
 import type { Outbox } from '../outbox/index.js';
-import { DatabaseUnavailableError, type OutboxDelivery, type OutboxFilter, type OutboxState } from '../store/index.js';
+import { type OutboxDelivery, type OutboxFilter, type OutboxState } from '../store/index.js';
 import { adminOf, invalidQuery, narrowedTeam, onlyParams, singleParam, teamScopeOf } from '../admin-requests/index.js';
-import { databaseUnavailable } from './audit.js';
+import { storeFailure } from './audit.js';
 
 export interface NotificationDeps {
   readonly notifications: Outbox;
@@ -47,7 +47,6 @@ function parseFilter(query: Record<string, unknown>): OutboxFilter {
   return filter;
 }
 
-const readError = (err: unknown): unknown => (err instanceof DatabaseUnavailableError ? databaseUnavailable() : err);
 
 /** `GET /admin/notifications` (SPEC 24): deliveries newest first, filtered; each sink's health. A team-admin sees its team's deliveries. */
 export function listNotificationsHandler(deps: NotificationDeps): RequestHandler {
@@ -59,7 +58,7 @@ export function listNotificationsHandler(deps: NotificationDeps): RequestHandler
       const deliveries = await deps.notifications.list(filter);
       res.json({ object: 'list', delivering: deps.notifications.delivering, sinks: deps.notifications.health(), data: deliveries.map(deliveryView) });
     } catch (err) {
-      next(readError(err));
+      next(storeFailure(err));
     }
   };
 }
@@ -76,7 +75,7 @@ export function retryNotificationHandler(deps: NotificationDeps): RequestHandler
       if (!retried) throw errors.notificationNotFound(id);
       res.json(deliveryView(retried));
     } catch (err) {
-      next(readError(err));
+      next(storeFailure(err));
     }
   };
 }

@@ -2,8 +2,8 @@ import type { RequestHandler } from 'express';
 import { DAY_MS, utcDay } from '../calendar.js';
 import type { Ledger } from '../metering/index.js';
 import { nanosToAmount } from '../money.js';
-import { DatabaseUnavailableError, type StoreHandle, type UsageCell } from '../store/index.js';
-import { databaseUnavailable } from './audit.js';
+import { type StoreHandle, type UsageCell } from '../store/index.js';
+import { storeFailure } from './audit.js';
 import { invalidQuery, teamScopeOf } from '../admin-requests/index.js';
 
 export interface OverviewDeps {
@@ -90,7 +90,7 @@ export function overviewHandler(deps: OverviewDeps): RequestHandler {
         lastHour,
       });
     } catch (err) {
-      next(err instanceof DatabaseUnavailableError ? databaseUnavailable() : err);
+      next(storeFailure(err));
     }
   };
 }

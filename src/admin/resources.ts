@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { namePart, RESOURCE_KIND_PATTERN } from '../config/index.js';
 import { errors } from '../errors.js';
 import { nounOf, type OwnershipRegistry } from '../ownership/index.js';
-import { DatabaseUnavailableError, type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
-import { databaseUnavailable } from './audit.js';
+import { type ResourceKind, type ResourceRecord, type StoreHandle } from '../store/index.js';
+import { storeFailure } from './audit.js';
 import { invalidQuery, narrowedTeam, onlyParams, parseBody, singleParam } from '../admin-requests/index.js';
 
 /** `entity/project/name`: the name a chat request uses for the model (`wandb-artifact:///entity/project/name`). */
@@ -39,7 +39,7 @@ const databaseCall = async <T>(call: () => Promise<T>): Promise<T> => {
   try {
     return await call();
   } catch (err) {
-    throw err instanceof DatabaseUnavailableError ? databaseUnavailable() : err;
+    throw storeFailure(err);
   }
 };
 

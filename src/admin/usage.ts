@@ -1,8 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import { ledgerRowView, type Ledger } from '../metering/index.js';
 import { formatNanos, nanosToAmount } from '../money.js';
-import { DatabaseUnavailableError, InvalidCursorError, type StoreHandle, type UsageAggregate } from '../store/index.js';
-import { databaseUnavailable } from './audit.js';
+import { InvalidCursorError, type StoreHandle, type UsageAggregate } from '../store/index.js';
+import { storeFailure } from './audit.js';
 import { CsvNumber, invalidQuery, narrowedTeam, toCsv } from '../admin-requests/index.js';
 import { csvRequested, parseLedgerPageQuery, parseUsageQuery } from './usage-query.js';
 
@@ -39,9 +39,8 @@ function usageRow(aggregate: UsageAggregate): Record<string, string | number> {
 const wants = (req: Request, type: string): boolean => (req.headers.accept ?? '').split(',').some((part) => part.split(';')[0]!.trim().toLowerCase() === type);
 
 const readError = (err: unknown): unknown => {
-  if (err instanceof DatabaseUnavailableError) return databaseUnavailable();
   if (err instanceof InvalidCursorError) return invalidQuery('after', 'Query parameter "after" is not a cursor this API handed out (use last_id of the previous page).');
-  return err;
+  return storeFailure(err);
 };
 
 /** `GET /admin/usage` (SPEC 7, 14.2): sums from the ledger, as JSON or CSV (`format=csv` or `Accept: text/csv`). */
