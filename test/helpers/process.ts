@@ -3,6 +3,8 @@ import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from './ports.js';
+import { eventually } from './wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -11,8 +13,8 @@ export interface GatewayProcess {
   readonly child: ChildProcess;
   /** Everything printed so far on stdout and stderr. */
   output(): string;
-  /** Resolves when a line containing `text` has been printed. */
-  waitFor(text: string): Promise<void>;
+  /** Resolves once `text` has been printed `times` times in all (once, unless told); rejects if the process exits first. */
+  waitFor(text: string, times?: number): Promise<void>;
   /** Resolves with the exit code. */
   exited(): Promise<number | null>;
   kill(signal?: NodeJS.Signals): void;
@@ -39,11 +41,12 @@ export function startGatewayProcess(env: Record<string, string>, wrapper: readon
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const waiters: Array<{ text: string; resolve: () => void }> = [];
+  const printed = (text: string, times: number): boolean => output.split(text).length - 1 >= times;
+  const waiters: Array<{ text: string; times: number; resolve: () => void }> = [];
   const onData = (chunk: Buffer): void => {
     output += chunk.toString();
     for (const waiter of [...waiters]) {
-      if (output.includes(waiter.text)) {
+      if (printed(waiter.text, waiter.times)) {
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve();
       }
@@ -61,11 +64,11 @@ export function startGatewayProcess(env: Record<string, string>, wrapper: readon
   return {
     child,
     output: () => output,
-    waitFor(text) {
-      if (output.includes(text)) return Promise.resolve();
+    waitFor(text, times = 1) {
+      if (printed(text, times)) return Promise.resolve();
       return new Promise<void>((resolveWait, reject) => {
-        waiters.push({ text, resolve: resolveWait });
-        void exit.then((code) => reject(new Error(`gateway exited (${code}) before printing "${text}":\n${output}`)));
+        waiters.push({ text, times, resolve: resolveWait });
+        void exit.then((code) => reject(new Error(`gateway exited (${code}) before printing "${text}" ${times} time(s):\n${output}`)));
       });
     },
     exited: () => exit,
@@ -74,4 +77,31 @@ export function startGatewayProcess(env: Record<string, string>, wrapper: readon
       child.kill(signal);
     },
   };
+}
+
+/** A gateway process and the port it listens on. */
+export interface Instance {
+  readonly proc: GatewayProcess;
+  readonly port: number;
+}
+
+/**
+ * `count` gateway processes on one config file (one deployment's instances), each on a free port,
+ * resolved once every one answers /readyz 200. Two processes compiling TypeScript at once on a
+ * busy 2-core machine can take longer than eventually's default 10 s.
+ */
+export async function startInstances(config: string, count: number): Promise<Instance[]> {
+  const instances: Instance[] = [];
+  for (let i = 0; i < count; i++) {
+    const port = await freePort();
+    instances.push({ port, proc: startGatewayProcess({ TOLLGATE_CONFIG: config, PORT: String(port), LOG_LEVEL: 'warn' }) });
+  }
+  await Promise.all(instances.map(({ port }) => eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200, 50_000)));
+  return instances;
+}
+
+/** Kills every instance with -9 and waits for each to exit. */
+export async function killInstances(instances: readonly Instance[]): Promise<void> {
+  for (const { proc } of instances) proc.kill('SIGKILL');
+  await Promise.all(instances.map(({ proc }) => proc.exited()));
 }

@@ -1,6 +1,5 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,13 +28,8 @@ function chat(port: number, marker: string): Promise<number> {
   });
 }
 
-/** Resolves once `needle` has been printed `times` times in all. */
-async function printed(proc: GatewayProcess, needle: string, times: number): Promise<void> {
-  while (proc.output().split(needle).length - 1 < times) await once(proc.child.stdout!, 'data');
-}
-
 /** Resolves once the primary has logged a third worker ready: the victim's replacement. */
-const readyAgain = (proc: GatewayProcess): Promise<void> => printed(proc, '"msg":"worker ready"', 3);
+const readyAgain = (proc: GatewayProcess): Promise<void> => proc.waitFor('"msg":"worker ready"', 3);
 
 const yaml = `
 server: { host: 127.0.0.1, port: 8080, shutdownGraceMs: 5000, workers: 2 }
@@ -125,7 +119,7 @@ describe('server.workers: 2 — workers killed with -9 mid-load', { timeout: 120
       for (const pid of pids) process.kill(pid, 'SIGKILL');
       await new Promise<void>((resolve) => res.on('close', resolve));
       expect(res.complete).toBe(false);
-      await printed(proc, '"msg":"worker ready"', 4);
+      await proc.waitFor('"msg":"worker ready"', 4);
       expect(await chat(port, `after-${marker}`)).toBe(200);
       service.server.off('request', onRequest);
       expect(arrived.filter((id) => id === marker)).toEqual([marker]);

@@ -59,10 +59,6 @@ function workerPids(proc: GatewayProcess): number[] {
 
 const count = (text: string, needle: string): number => text.split(needle).length - 1;
 
-/** Resolves once `needle` has been printed `times` times in all. */
-async function printed(proc: GatewayProcess, needle: string, times: number): Promise<void> {
-  while (count(proc.output(), needle) < times) await once(proc.child.stdout!, 'data');
-}
 
 // Three processes start per test (a primary and two workers through tsx): slow on a shared 2-core machine.
 describe('server.workers: 2 — one port, two processes', { timeout: 60_000 }, () => {
@@ -121,7 +117,7 @@ describe('server.workers: 2 — one port, two processes', { timeout: 60_000 }, (
     expect((await models(KEYS.teamA)).headers['x-ratelimit-limit-requests']).toBe('100');
     writeFileSync(path, limitsYaml(50) + `database: { path: "${path.replace(/config\.yaml$/, 'tollgate.db')}" }\n`);
     proc!.child.kill('SIGHUP');
-    await printed(proc!, '"msg":"configuration reloaded"', 2);
+    await proc!.waitFor('"msg":"configuration reloaded"', 2);
     const answers = [await models(KEYS.teamA), await models(KEYS.teamA), await models(KEYS.teamA)];
     expect(answers.map((a) => a.headers['x-ratelimit-limit-requests'])).toEqual(['50', '50', '50']);
     expect(new Set(await Promise.all(answers.map((a) => workerOf(proc!, a))))).toEqual(new Set(workerPids(proc!)));
@@ -134,7 +130,7 @@ describe('server.workers: 2 — one port, two processes', { timeout: 60_000 }, (
     writeFileSync(path, limitsYaml(40) + `database: { path: "${path.replace(/config\.yaml$/, 'tollgate.db')}" }\n`);
     const reload = await send(port, 'POST', '/admin/config/reload', { authorization: bearer(KEYS.admin) });
     expect(reload.status).toBe(200);
-    await printed(proc!, '"msg":"configuration reloaded"', 2);
+    await proc!.waitFor('"msg":"configuration reloaded"', 2);
     const answers = [await models(KEYS.teamA), await models(KEYS.teamA), await models(KEYS.teamA)];
     expect(answers.map((a) => a.headers['x-ratelimit-limit-requests'])).toEqual(['40', '40', '40']);
     expect(new Set(await Promise.all(answers.map((a) => workerOf(proc!, a))))).toEqual(new Set(workerPids(proc!)));
@@ -163,7 +159,7 @@ describe('server.workers: 2 — one port, two processes', { timeout: 60_000 }, (
     let body = '';
     res.on('data', (chunk: Buffer) => (body += chunk.toString()));
     proc!.child.kill('SIGTERM');
-    await printed(proc!, '"msg":"draining"', 2);
+    await proc!.waitFor('"msg":"draining"', 2);
     for (const event of held.rest) held.res.write(event);
     held.res.end();
     await once(res, 'end');
@@ -177,7 +173,7 @@ describe('server.workers: 2 — one port, two processes', { timeout: 60_000 }, (
     const [victim, survivor] = workerPids(proc!) as [number, number];
     process.kill(victim, 'SIGKILL');
     await proc!.waitFor('"msg":"worker exited: replacing it"');
-    await printed(proc!, '"msg":"worker ready"', 3);
+    await proc!.waitFor('"msg":"worker ready"', 3);
     const answers = [await models(KEYS.teamB), await models(KEYS.teamB), await models(KEYS.teamB)];
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     const pids = new Set(await Promise.all(answers.map((a) => workerOf(proc!, a))));

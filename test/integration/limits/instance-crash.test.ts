@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { digest } from '../../helpers/keys.js';
-import { freePort } from '../../helpers/ports.js';
-import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
+import { killInstances, startInstances, writeTempConfig, type Instance } from '../../helpers/process.js';
 import { openHeldChat } from '../../helpers/raw-http.js';
 import { REPLY_SILENCE_MS, startRedis, type TestRedis } from '../../helpers/redis.js';
 import { eventually } from '../../helpers/wait.js';
@@ -18,7 +17,7 @@ describe('concurrency slots of a crashed gateway process', () => {
   let redis: TestRedis;
   let service: FakeUpstream;
   let inference: FakeUpstream;
-  const procs: Array<{ proc: GatewayProcess; port: number }> = [];
+  let procs: Instance[] = [];
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -34,17 +33,11 @@ auth:
 rateLimits: { concurrencyLeaseMs: 1500 }
 redis: { url: "${redis.url}", commandTimeoutMs: ${REPLY_SILENCE_MS} }
 `);
-    for (let i = 0; i < 2; i++) {
-      const port = await freePort();
-      procs.push({ port, proc: startGatewayProcess({ TOLLGATE_CONFIG: config, PORT: String(port), LOG_LEVEL: 'warn' }) });
-    }
-    // Two processes compiling TypeScript at once on a busy 2-core machine can take longer than the default 10 s.
-    await Promise.all(procs.map(({ port }) => eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200, 50_000)));
+    procs = await startInstances(config, 2);
   }, 60_000);
 
   afterAll(async () => {
-    for (const { proc } of procs) proc.kill('SIGKILL');
-    await Promise.all(procs.map(({ proc }) => proc.exited()));
+    await killInstances(procs);
     await Promise.all([service.close(), inference.close()]);
     await redis.stop();
   });

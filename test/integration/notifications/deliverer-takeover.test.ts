@@ -3,9 +3,8 @@ import { startInferenceHost } from '../../fixtures/inference-host.js';
 import { startTrainingService, type FakeUpstream } from '../../fixtures/training-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../fixtures/webhook-receiver.js';
 import { digest } from '../../helpers/keys.js';
-import { freePort } from '../../helpers/ports.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { startGatewayProcess, writeTempConfig, type GatewayProcess } from '../../helpers/process.js';
+import { killInstances, startInstances, writeTempConfig, type Instance } from '../../helpers/process.js';
 import { eventually } from '../../helpers/wait.js';
 
 /**
@@ -20,7 +19,7 @@ describe('the deliverer killed with -9', () => {
   let receiver: WebhookReceiver;
   let service: FakeUpstream;
   let inference: FakeUpstream;
-  const procs: Array<{ proc: GatewayProcess; port: number }> = [];
+  let procs: Instance[] = [];
 
   const api = (port: number, path: string, method = 'GET') =>
     fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
@@ -43,16 +42,11 @@ notifications:
   webhooks: [{ name: hook, url: "${receiver.url}/hook", events: ["*"], secret: "takeover-secret-0123456789" }]
   delivery: { pollMs: 100, leaseMs: 2000, backoffMs: 100, maxBackoffMs: 200, timeoutMs: 1000 }
 `);
-    for (let i = 0; i < 2; i++) {
-      const port = await freePort();
-      procs.push({ port, proc: startGatewayProcess({ TOLLGATE_CONFIG: config, PORT: String(port), LOG_LEVEL: 'warn' }) });
-    }
-    await Promise.all(procs.map(({ port }) => eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200, 50_000)));
+    procs = await startInstances(config, 2);
   }, 60_000);
 
   afterAll(async () => {
-    for (const { proc } of procs) proc.kill('SIGKILL');
-    await Promise.all(procs.map(({ proc }) => proc.exited()));
+    await killInstances(procs);
     await Promise.all([receiver.close(), service.close(), inference.close()]);
     await database.drop();
   });
