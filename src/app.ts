@@ -198,7 +198,7 @@ function createServices(initial: Config, logger: Logger, metrics: Metrics, parts
   parts.add('teams', (config) => config.teams.records, { reconfigure: (next) => teams.configure(next), close: () => undefined });
   // Budget alerts and key notices go to the outbox (built with the store, after the counters), unless the caller gives its own sink.
   let outbox: EventSink | undefined;
-  const events: EventSink = options.events ?? { publish: (event) => outbox?.publish(event) };
+  const events: EventSink = options.events ?? { publish: (event) => outbox?.publish(event), recover: (event) => outbox?.publish(event) };
   const { limiter, authFailureLimit } = createCounters(initial, metrics, parts, teams, events);
   const durable = createDurableParts(initial, logger, metrics, parts, teams, { ...options, events });
   outbox = durable.outbox;

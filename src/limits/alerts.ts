@@ -1,5 +1,5 @@
 import { DAY_MS, msToUtcMonthEnd, utcMonthStart } from '../calendar.js';
-import { limitKind } from '../limit-kinds/index.js';
+import { limitKind, type CounterName } from '../limit-kinds/index.js';
 import { nanosToAmount } from '../money.js';
 import type { EventSink, NotificationEvent } from '../outbox/index.js';
 import type { AlertScope, Check } from './store.js';
@@ -37,8 +37,18 @@ function scopePath(scope: AlertScope): string {
  * counter from below t·budget to at or above it; the event id (scope, limit, calendar window,
  * threshold) is the same wherever it is decided, so a repeat (a refund and a new charge
  * crossing again) is stored and delivered once.
+ *
+ * A crossing is decided once, but its event reaches the outbox table a few ms later (the batch
+ * writer): a process killed in between would lose it for good. So a process that settles a
+ * counter already past a threshold it has not seen crossed in this window hands that event to
+ * the sink's `recover` — once per process, counter, window and threshold: after a restart (or on
+ * another instance) the first charge of such a budget stores what was lost, and the outbox's
+ * unique id (budget rows outlive their window) keeps what was stored from being sent twice.
  */
 export class BudgetAlerts {
+  /** By scope record and counter: the window this process last heard of, and how many thresholds (from the lowest) it has published or recovered there. */
+  private readonly heard = new Map<string, Map<CounterName, { windowEnd: number; count: number }>>();
+
   constructor(
     private readonly sink: EventSink,
     /** Ascending fractions in (0, 1]. */
@@ -51,12 +61,27 @@ export class BudgetAlerts {
   /** Spend on `check`'s counter moved from `before` to `after` in the window ending at `windowEnd`. */
   readonly spent = (check: Check, before: number, after: number, windowEnd: number): void => {
     const scope = check.alerts;
-    if (scope === undefined || after <= before || windowEnd <= 0) return;
-    for (const threshold of this.thresholds) {
+    const { thresholds } = this;
+    if (scope === undefined || after <= before || windowEnd <= 0 || after < thresholds[0]! * check.max) return;
+    const mark = this.markOf(check, windowEnd);
+    for (; mark.count < thresholds.length; mark.count++) {
+      const threshold = thresholds[mark.count]!;
       const line = threshold * check.max;
-      if (before < line && after >= line) this.sink.publish(this.event(check, scope, threshold, after, windowEnd));
+      if (after < line) return;
+      // Crossed by this charge: decided here. Past before it: decided elsewhere or earlier, maybe lost.
+      if (before < line) this.sink.publish(this.event(check, scope, threshold, after, windowEnd));
+      else this.sink.recover?.(this.event(check, scope, threshold, after, windowEnd));
     }
   };
+
+  /** What this process has heard of the counter's window (a new window starts from nothing). */
+  private markOf(check: Check, windowEnd: number): { windowEnd: number; count: number } {
+    let counters = this.heard.get(check.key);
+    if (counters === undefined) this.heard.set(check.key, (counters = new Map()));
+    let mark = counters.get(check.limit);
+    if (mark === undefined || Math.abs(mark.windowEnd - windowEnd) > SKEW_MS) counters.set(check.limit, (mark = { windowEnd, count: 0 }));
+    return mark;
+  }
 
   private event(check: Check, scope: AlertScope, threshold: number, spent: number, windowEnd: number): NotificationEvent {
     const window = calendarWindow(check.limit, windowEnd);

@@ -35,6 +35,7 @@ export { type ScopeNumbers, decodeScopeNumbers } from './redis-scripts.js';
 export { RedisStore } from './redis-store.js';
 export { type Check, type Outcome, StoreUnavailableError, isInflight, refuses } from './store.js';
 export { LimitPlan } from './plan.js';
+export { BudgetAlerts } from './alerts.js';
 export { MemoryStore } from './memory-store.js';
 export { rateLimitHeaders } from './headers.js';
 export { rejectionFor } from './rejection.js';

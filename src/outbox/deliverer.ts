@@ -13,6 +13,8 @@ const LEASE = 'deliverer';
 const DUE_PER_TICK = 16;
 /** Delivered and dead deliveries are deleted once this old (checked hourly by the delivering instance). */
 const KEEP_FINISHED_MS = 7 * 86_400_000;
+/** Budget events are kept longer than the longest budget window, a calendar month (BudgetAlerts may publish one again meanwhile). */
+const KEEP_BUDGET_EVENTS_MS = 35 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 /** The type an export batch is listed under in the outbox. */
 export const EXPORT_BATCH_TYPE = 'usage.export';
@@ -108,7 +110,7 @@ export class Deliverer {
     await this.deliverDue(store);
     if (now - this.prunedAt > PRUNE_EVERY_MS) {
       this.prunedAt = now;
-      await store.outbox.deleteFinishedBefore(new Date(now - KEEP_FINISHED_MS).toISOString());
+      await store.outbox.deleteFinishedBefore(new Date(now - KEEP_FINISHED_MS).toISOString(), new Date(now - KEEP_BUDGET_EVENTS_MS).toISOString());
     }
     for (const sink of this.settings.export) {
       if (this.stopped || Date.now() - now > this.settings.delivery.leaseMs / 2) break;

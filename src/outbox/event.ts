@@ -23,4 +23,10 @@ export interface NotificationEvent {
  */
 export interface EventSink {
   publish(event: NotificationEvent): void;
+  /**
+   * An event that may have been decided and lost: its budget crossed a threshold before this
+   * process heard of it, and the process that decided it may have died before storing it. The
+   * outbox stores it unless it holds the id already; a sink without this method ignores such events.
+   */
+  recover?(event: NotificationEvent): void;
 }

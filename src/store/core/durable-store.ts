@@ -280,7 +280,7 @@ export interface OutboxStore {
   getDelivery(id: string): Promise<OutboxDelivery | undefined>;
   pendingCounts(): Promise<Map<string, number>>;
   /** Retention: deletes delivered and dead deliveries last changed before `before`; answers how many. */
-  deleteFinishedBefore(before: string): Promise<number>;
+  deleteFinishedBefore(before: string, budgetBefore: string): Promise<number>;
   exportCursor(sink: string): Promise<LedgerMark | null>;
   /**
    * Advances the cursor to the row `mark.id` and records the batch delivered, in one transaction.

@@ -106,9 +106,22 @@ export async function selectDelivery(db: Kysely<Database>, id: string): Promise<
   return row ? deliveryFrom(row) : undefined;
 }
 
-/** Retention: deletes delivered and dead deliveries last touched before `before`; answers how many. */
-export async function deleteFinished(db: Kysely<Database>, before: string): Promise<number> {
-  const result = await db.deleteFrom('outbox').where('state', 'in', ['delivered', 'dead']).where('updated_at', '<', before).executeTakeFirst();
+/** Budget alerts' event types (SPEC 24). */
+const BUDGET_EVENT_TYPES = ['budget.threshold', 'budget.exhausted'];
+
+/**
+ * Retention: deletes delivered and dead deliveries last touched before `before` — budget events
+ * only when touched before `budgetBefore` (the deliverer keeps them past the longest budget
+ * window: while it lasts a process may publish one again, and only its stored row keeps it from
+ * being delivered twice). Answers how many.
+ */
+export async function deleteFinished(db: Kysely<Database>, before: string, budgetBefore: string): Promise<number> {
+  const result = await db
+    .deleteFrom('outbox')
+    .where('state', 'in', ['delivered', 'dead'])
+    .where('updated_at', '<', before)
+    .where((eb) => eb.or([eb('type', 'not in', BUDGET_EVENT_TYPES), eb('updated_at', '<', budgetBefore)]))
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 

@@ -71,9 +71,15 @@ function describeOutboxStore(name: string, open: () => Promise<DurableStore>, op
       expect(await store.outbox.getDelivery('nope')).toBeUndefined();
     });
 
-    it('deletes only finished deliveries older than the retention instant', async () => {
-      expect(await store.outbox.deleteFinishedBefore(T1)).toBe(0);
-      expect(await store.outbox.deleteFinishedBefore(T2)).toBe(1);
+    it('deletes only finished deliveries older than the retention instant, budget events only past theirs', async () => {
+      const expiring: OutboxInsert = { ...insert('k1'), id: 'finance:k1', type: 'key.expiring', payload: { id: 'k1', type: 'key.expiring', time: T0, data: {} } };
+      expect(await store.outbox.insertDeliveries([expiring])).toBe(1);
+      await store.outbox.recordResult('finance:k1', DELIVERED);
+      expect(await store.outbox.deleteFinishedBefore(T1, T1)).toBe(0);
+      // Both were delivered at T1: the key notice goes, the budget event (ops:e1) stays until its own instant.
+      expect(await store.outbox.deleteFinishedBefore(T2, T1)).toBe(1);
+      expect(await store.outbox.getDelivery('finance:k1')).toBeUndefined();
+      expect(await store.outbox.deleteFinishedBefore(T2, T2)).toBe(1);
       expect((await store.outbox.listDeliveries({ limit: 10 })).map((row) => [row.id, row.state])).toEqual([
         ['finance:e2', 'pending'],
         ['finance:e1', 'failed'],
