@@ -16,12 +16,28 @@ export function signature(secret: string, body: string, unixSeconds: number): st
   return `t=${unixSeconds},v1=${mac}`;
 }
 
-/** A sentence for a chat channel, from the event's own fields. */
+/** `project team-a/prod`, `key team-a/ci-bot`, `team team-a`: a budget event's scope as a person reads it. */
+function scopeText(scope: unknown): string {
+  if (typeof scope !== 'object' || scope === null) return 'a budget';
+  const { type, team, project, key, subject } = scope as Record<string, unknown>;
+  const who = [team, project ?? key ?? subject].filter((part) => typeof part === 'string').join('/');
+  return `${String(type)} ${who}`;
+}
+
+/**
+ * A sentence for a chat channel (`format: slack`), from the event's own fields: budget events
+ * (SPEC 24) say whose budget, how far and how much; key notices which key and when; anything else
+ * its message or its data.
+ */
 export function slackText(event: NotificationEvent): string {
   const data = event.data;
-  const scope = typeof data.scope === 'string' ? ` ${data.scope}` : '';
-  const fraction = typeof data.fraction === 'number' ? ` at ${Math.round(data.fraction * 100)}%` : '';
-  return `Tollgate ${event.type}${scope}${fraction}: ${JSON.stringify(data)}`;
+  if (event.type === 'budget.threshold' || event.type === 'budget.exhausted') {
+    const percent = typeof data.threshold === 'number' ? `${Math.round(data.threshold * 100)}%` : 'its threshold';
+    const soft = data.soft === true ? ' (soft: still serving)' : '';
+    return `Tollgate ${event.type}: ${scopeText(data.scope)} reached ${percent} of its ${String(data.limit)} budget (${String(data.spent)} of ${String(data.budget)} ${String(data.unit)})${soft}`;
+  }
+  if (event.type === 'key.expiring') return `Tollgate key.expiring: key ${String(data.key)} of team ${String(data.team)} expires at ${String(data.expiresAt)} (in ${String(data.days)} days)`;
+  return `Tollgate ${event.type}: ${typeof data.message === 'string' ? data.message : JSON.stringify(data)}`;
 }
 
 /** The request a webhook gets for one event; signed (json with a secret) at the moment it is sent. */

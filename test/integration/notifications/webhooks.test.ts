@@ -101,9 +101,26 @@ describe('webhooks from the outbox (SPEC 24)', () => {
   });
 
   it('sends slack text for budget.exhausted', async () => {
-    stack.gw.gateway.events.publish(event(10, 'budget.exhausted'));
+    stack.gw.gateway.events.publish({
+      id: 'budget/project/team-a/prod/costPerMonth/2026-11-01/1',
+      type: 'budget.exhausted',
+      time: '2026-11-29T00:00:00.000Z',
+      team: 'team-a',
+      data: {
+        scope: { type: 'project', team: 'team-a', project: 'prod' },
+        limit: 'costPerMonth',
+        window: { start: '2026-11-01T00:00:00.000Z', end: '2026-12-01T00:00:00.000Z' },
+        budget: 2000,
+        spent: 2000.25,
+        unit: 'USD',
+        threshold: 1,
+        soft: true,
+      },
+    });
     await slack.waitForRequests(1);
-    expect(JSON.parse(slack.received[0]!.body)).toEqual({ text: 'Tollgate budget.exhausted team:team-a at 80%: {"scope":"team:team-a","fraction":0.8,"n":10}' });
+    expect(JSON.parse(slack.received[0]!.body)).toEqual({
+      text: 'Tollgate budget.exhausted: project team-a/prod reached 100% of its costPerMonth budget (2000.25 of 2000 USD) (soft: still serving)',
+    });
     expect(slack.received[0]!.headers['x-tollgate-signature']).toBeUndefined();
   });
 
