@@ -221,6 +221,12 @@ export const ERROR_CATALOGUE = {
   }),
   teamDisabled: entry({ status: 403, code: 'team_disabled', message: (team: string) => `Team "${team}" is disabled; ask an administrator to enable it.` }),
   notificationNotFound: entry({ status: 404, code: 'notification_not_found', param: 'id', message: (id: string) => `No notification delivery with id "${id}".` }),
+  exportBatchNotRetryable: entry({
+    status: 409,
+    code: 'export_batch_not_retryable',
+    param: 'id',
+    message: (id: string) => `"${id}" records a usage export batch that was sent; the export resends from its cursor by itself, so there is nothing to retry.`,
+  }),
   adminKeyNotFound: entry({ status: 404, code: 'admin_key_not_found', param: 'id', message: (id: string) => `No admin key with id "${id}".` }),
   readOnlyAdminKey: entry({
     status: 409,

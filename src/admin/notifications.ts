@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { errors } from '../errors.js';
-import type { Outbox } from '../outbox/index.js';
+import { EXPORT_BATCH_TYPE, type Outbox } from '../outbox/index.js';
 import { type OutboxDelivery, type OutboxFilter, type OutboxState } from '../store/index.js';
 import { adminOf, invalidQuery, narrowedTeam, onlyParams, singleParam, teamScopeOf } from '../admin-requests/index.js';
 import { storeFailure } from './audit.js';
@@ -71,6 +71,8 @@ export function retryNotificationHandler(deps: NotificationDeps): RequestHandler
       const scope = teamScopeOf(res);
       const existing = await deps.notifications.get(id);
       if (!existing || (scope !== undefined && existing.team !== scope)) throw errors.notificationNotFound(id);
+      // A sent export batch is a record, not a delivery: made due again, no webhook would take it and it would turn dead.
+      if (existing.type === EXPORT_BATCH_TYPE) throw errors.exportBatchNotRetryable(id);
       const retried = await deps.notifications.retry(id);
       if (!retried) throw errors.notificationNotFound(id);
       res.json(deliveryView(retried));

@@ -116,6 +116,17 @@ describe.each(DIALECTS)('usage export as CloudEvents (SPEC 24), %s', (_name, cre
     expect(list.body.data.length).toBeGreaterThanOrEqual(ROWS / 1000);
     expect(list.body.data[0]).toMatchObject({ sink: 'openmeter', type: 'usage.export', state: 'delivered' });
     expect(JSON.stringify(list.body)).not.toContain('om-token-123');
+    // A sent batch is a record: nothing to retry (the export resends from its cursor), and it stays delivered.
+    const batchId = String(list.body.data[0].id);
+    const retry = await request(stack.gw.url).post(`/admin/notifications/${encodeURIComponent(batchId)}/retry`).set('authorization', bearer(KEYS.admin));
+    expect(retry.status).toBe(409);
+    expect(retry.body.error).toMatchObject({
+      code: 'export_batch_not_retryable',
+      param: 'id',
+      message: `"${batchId}" records a usage export batch that was sent; the export resends from its cursor by itself, so there is nothing to retry.`,
+    });
+    const after = await request(stack.gw.url).get(`/admin/notifications?sink=openmeter&state=delivered&limit=1000`).set('authorization', bearer(KEYS.admin));
+    expect(after.body.data.map((d: { id: string }) => d.id)).toContain(batchId);
     await eventually(async () => (await request(stack.gw.url).get('/metrics')).text.includes('tollgate_export_lag_seconds{sink="openmeter"} 0'));
     const metrics = (await request(stack.gw.url).get('/metrics')).text;
     expect(metrics).toMatch(/tollgate_outbox_delivered_total\{sink="openmeter",result="ok"\} \d+/);
