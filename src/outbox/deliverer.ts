@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NotificationsConfig } from '../config/index.js';
 import type { DurableStore, OutboxDelivery, StoreHandle } from '../store/index.js';
 import { resultOf } from './backoff.js';
-import type { NotificationEvent } from './event.js';
+import { BUDGET_EVENT_TYPES, type NotificationEvent } from './event.js';
 import { ExportWorker, type ExportBatch } from './export-worker.js';
 import { exportBody, exportRequest, webhookRequest } from './formats.js';
 import { send } from './send.js';
@@ -110,7 +110,7 @@ export class Deliverer {
     await this.deliverDue(store);
     if (now - this.prunedAt > PRUNE_EVERY_MS) {
       this.prunedAt = now;
-      await store.outbox.deleteFinishedBefore(new Date(now - KEEP_FINISHED_MS).toISOString(), new Date(now - KEEP_BUDGET_EVENTS_MS).toISOString());
+      await store.outbox.deleteFinishedBefore(new Date(now - KEEP_FINISHED_MS).toISOString(), { types: BUDGET_EVENT_TYPES, before: new Date(now - KEEP_BUDGET_EVENTS_MS).toISOString() });
     }
     for (const sink of this.settings.export) {
       if (this.stopped || Date.now() - now > this.settings.delivery.leaseMs / 2) break;

@@ -7,6 +7,9 @@
  */
 export type NotificationType = 'budget.threshold' | 'budget.exhausted' | 'key.expiring' | 'notification.test';
 
+/** The budget alerts' events (SPEC 24): kept past their window once delivered, and told in words of a budget. */
+export const BUDGET_EVENT_TYPES: readonly NotificationType[] = ['budget.threshold', 'budget.exhausted'];
+
 export interface NotificationEvent {
   readonly id: string;
   readonly type: NotificationType;

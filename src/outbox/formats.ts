@@ -3,7 +3,7 @@ import { CloudEvent } from 'cloudevents';
 import type { ExportConfig, WebhookConfig } from '../config/index.js';
 import { ledgerRowView } from '../metering/index.js';
 import type { LedgerRow } from '../store/index.js';
-import type { NotificationEvent } from './event.js';
+import { BUDGET_EVENT_TYPES, type NotificationEvent } from './event.js';
 import type { Outgoing } from './send.js';
 
 /** The CloudEvents type of a usage record (SPEC 24). */
@@ -31,7 +31,7 @@ function scopeText(scope: unknown): string {
  */
 export function slackText(event: NotificationEvent): string {
   const data = event.data;
-  if (event.type === 'budget.threshold' || event.type === 'budget.exhausted') {
+  if (BUDGET_EVENT_TYPES.includes(event.type)) {
     const percent = typeof data.threshold === 'number' ? `${Math.round(data.threshold * 100)}%` : 'its threshold';
     const soft = data.soft === true ? ' (soft: still serving)' : '';
     return `Tollgate ${event.type}: ${scopeText(data.scope)} reached ${percent} of its ${String(data.limit)} budget (${String(data.spent)} of ${String(data.budget)} ${String(data.unit)})${soft}`;

@@ -4,7 +4,7 @@
  * milliseconds and `Z` (`2025-01-31T23:59:59.999Z`); days are `YYYY-MM-DD` (UTC).
  */
 
-import type { LeaseFence, LedgerMark, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult } from './outbox-records.js';
+import type { FinishedKept, LeaseFence, LedgerMark, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult } from './outbox-records.js';
 
 /** Where the store lives: `url` set → PostgreSQL; empty → the SQLite file at `path`. */
 export interface DatabaseSettings {
@@ -279,8 +279,8 @@ export interface OutboxStore {
   listDeliveries(filter: OutboxFilter): Promise<OutboxDelivery[]>;
   getDelivery(id: string): Promise<OutboxDelivery | undefined>;
   pendingCounts(): Promise<Map<string, number>>;
-  /** Retention: deletes delivered and dead deliveries last changed before `before`; answers how many. */
-  deleteFinishedBefore(before: string, budgetBefore: string): Promise<number>;
+  /** Retention: deletes delivered and dead deliveries last changed before `before` (those `kept` names, before its own instant); answers how many. */
+  deleteFinishedBefore(before: string, kept: FinishedKept): Promise<number>;
   exportCursor(sink: string): Promise<LedgerMark | null>;
   /**
    * Advances the cursor to the row `mark.id` and records the batch delivered, in one transaction.

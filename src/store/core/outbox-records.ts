@@ -45,6 +45,12 @@ export interface OutboxFilter {
   limit: number;
 }
 
+/** Finished deliveries retention keeps longer: those of `types`, deleted only when last changed before `before`. */
+export interface FinishedKept {
+  readonly types: readonly string[];
+  readonly before: string;
+}
+
 /** Where an export sink has read the ledger to: the (at, id) of the last row it delivered. */
 export interface LedgerMark {
   at: string;

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import type { LeaseFence, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult, OutboxState } from '../core/durable-store.js';
+import type { FinishedKept, LeaseFence, OutboxDelivery, OutboxFilter, OutboxInsert, OutboxResult, OutboxState } from '../core/durable-store.js';
 import { isoInstant, toNumber } from '../core/rows.js';
 import type { Database, OutboxTable } from '../core/schema.js';
 
@@ -106,21 +106,13 @@ export async function selectDelivery(db: Kysely<Database>, id: string): Promise<
   return row ? deliveryFrom(row) : undefined;
 }
 
-/** Budget alerts' event types (SPEC 24). */
-const BUDGET_EVENT_TYPES = ['budget.threshold', 'budget.exhausted'];
-
-/**
- * Retention: deletes delivered and dead deliveries last touched before `before` — budget events
- * only when touched before `budgetBefore` (the deliverer keeps them past the longest budget
- * window: while it lasts a process may publish one again, and only its stored row keeps it from
- * being delivered twice). Answers how many.
- */
-export async function deleteFinished(db: Kysely<Database>, before: string, budgetBefore: string): Promise<number> {
+/** Retention: deletes delivered and dead deliveries last touched before `before` — those of `kept.types` only before `kept.before`; answers how many. */
+export async function deleteFinished(db: Kysely<Database>, before: string, kept: FinishedKept): Promise<number> {
   const result = await db
     .deleteFrom('outbox')
     .where('state', 'in', ['delivered', 'dead'])
     .where('updated_at', '<', before)
-    .where((eb) => eb.or([eb('type', 'not in', BUDGET_EVENT_TYPES), eb('updated_at', '<', budgetBefore)]))
+    .where((eb) => eb.or([eb('type', 'not in', kept.types), eb('updated_at', '<', kept.before)]))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

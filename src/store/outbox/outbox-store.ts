@@ -36,8 +36,8 @@ export class KyselyOutboxStore implements Store.OutboxStore {
   getDelivery(id: string): Promise<Store.OutboxDelivery | undefined> {
     return this.call((db) => selectDelivery(db, id));
   }
-  deleteFinishedBefore(before: string, budgetBefore: string): Promise<number> {
-    return this.call((db) => deleteFinished(db, before, budgetBefore));
+  deleteFinishedBefore(before: string, kept: Store.FinishedKept): Promise<number> {
+    return this.call((db) => deleteFinished(db, before, kept));
   }
   pendingCounts(): Promise<Map<string, number>> {
     return this.call((db) => countPending(db));

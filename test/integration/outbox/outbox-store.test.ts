@@ -10,6 +10,7 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:00:10.000Z';
 const T2 = '2026-01-01T00:00:30.000Z';
 
+const BUDGET = ['budget.threshold', 'budget.exhausted'];
 const DELIVERED = { state: 'delivered', attempts: 1, nextAt: T1, at: T1, status: 200, error: null } as const;
 
 const insert = (eventId: string, sink = 'finance', createdAt = T0): OutboxInsert => ({
@@ -75,11 +76,11 @@ function describeOutboxStore(name: string, open: () => Promise<DurableStore>, op
       const expiring: OutboxInsert = { ...insert('k1'), id: 'finance:k1', type: 'key.expiring', payload: { id: 'k1', type: 'key.expiring', time: T0, data: {} } };
       expect(await store.outbox.insertDeliveries([expiring])).toBe(1);
       await store.outbox.recordResult('finance:k1', DELIVERED);
-      expect(await store.outbox.deleteFinishedBefore(T1, T1)).toBe(0);
+      expect(await store.outbox.deleteFinishedBefore(T1, { types: BUDGET, before: T1 })).toBe(0);
       // Both were delivered at T1: the key notice goes, the budget event (ops:e1) stays until its own instant.
-      expect(await store.outbox.deleteFinishedBefore(T2, T1)).toBe(1);
+      expect(await store.outbox.deleteFinishedBefore(T2, { types: BUDGET, before: T1 })).toBe(1);
       expect(await store.outbox.getDelivery('finance:k1')).toBeUndefined();
-      expect(await store.outbox.deleteFinishedBefore(T2, T2)).toBe(1);
+      expect(await store.outbox.deleteFinishedBefore(T2, { types: BUDGET, before: T2 })).toBe(1);
       expect((await store.outbox.listDeliveries({ limit: 10 })).map((row) => [row.id, row.state])).toEqual([
         ['finance:e2', 'pending'],
         ['finance:e1', 'failed'],
